@@ -1,0 +1,47 @@
+# Every target sets itself up from scratch: a fresh machine needs only python3 (>= 3.11) and make.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint typecheck unit bench chaos clean lock
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Hash-pinned install of one locked set (runtime, test or bench), then the project itself without deps.
+$(VENV)/.installed-%: requirements/%.txt setup.cfg pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $<
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+# The test and bench sets include the runtime set, so any of them serves `demo`.
+demo: | $(BIN)/python
+	@test -e $(VENV)/.installed-test -o -e $(VENV)/.installed-bench || $(MAKE) --no-print-directory $(VENV)/.installed-runtime
+	$(BIN)/kube-rehash demo
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check reconcile tests benchmarks
+	$(BIN)/ruff format --check reconcile tests benchmarks
+
+typecheck: $(VENV)/.installed-test
+	$(BIN)/mypy --strict reconcile
+
+unit: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m "not chaos"
+
+test: lint typecheck unit
+
+bench: $(VENV)/.installed-bench
+	$(BIN)/python -m benchmarks $(BENCH_ARGS)
+
+chaos: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m chaos
+
+# Re-resolve the hash-pinned locks (needs uv; for maintainers, never run by CI).
+lock:
+	cd requirements && for f in runtime test bench; do uv pip compile --quiet --python-version 3.11 --generate-hashes --no-header $$f.in -o $$f.txt; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache

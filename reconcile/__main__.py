@@ -1,0 +1,5 @@
+"""`python -m reconcile` is the same program as the `kube-rehash` console script."""
+
+from reconcile.cli import main
+
+raise SystemExit(main())

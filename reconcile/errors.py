@@ -1,0 +1,105 @@
+"""The one exception base of kube-rehash, and the exit code each failure maps to.
+
+Every layer raises subclasses of `RehashError`, so the CLI can turn any failure into the contract's exit
+code and a one-line message without catching anything broader.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_PENDING = 3
+EXIT_UNREACHABLE = 4
+
+# Longest excerpt of a response body kept in an error message; bodies may echo request content.
+MAX_BODY_EXCERPT = 200
+
+
+class RehashError(Exception):
+    """Base of every error kube-rehash raises on purpose."""
+
+    exit_code = EXIT_FAILED
+
+
+class ConfigError(RehashError):
+    """Bad configuration file, flag, environment variable or kubeconfig (exit 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+class CredentialsError(ConfigError):
+    """No usable credentials could be resolved from kubeconfig or in-cluster service account (exit 2)."""
+
+
+class UnreachableError(RehashError):
+    """The API server cannot be reached or TLS verification failed (exit 4 before any work is done)."""
+
+    exit_code = EXIT_UNREACHABLE
+
+
+class ApiError(RehashError):
+    """A Kubernetes API error response, carrying its Status (code, reason, message).
+
+    `message` is the server's Status message, already truncated; it never contains a request body.
+    """
+
+    def __init__(self, code: int, reason: str, message: str, *, method: str = "", path: str = "") -> None:
+        self.code = code
+        self.reason = reason
+        self.message = message[:MAX_BODY_EXCERPT]
+        self.method = method
+        self.path = path
+        where = f"{method} {path}: " if method else ""
+        super().__init__(f"{where}{code} {reason}: {self.message}")
+
+
+class Unauthorized(ApiError):
+    """401: the credentials were rejected (exit 4 when it happens before any work)."""
+
+    exit_code = EXIT_UNREACHABLE
+
+
+class Forbidden(ApiError):
+    """403: RBAC denies the request. Never retried: in a CronJob it is a configuration bug to report."""
+
+
+class NotFound(ApiError):
+    """404: the object, or the resource type itself, does not exist."""
+
+
+class Conflict(ApiError):
+    """409: a resourceVersion precondition failed or the object already exists."""
+
+
+class Gone(ApiError):
+    """410: a list `continue` token expired."""
+
+
+class Invalid(ApiError):
+    """422: the server rejected the request content (also a failed JSON-patch `test`)."""
+
+
+class TooManyRequests(ApiError):
+    """429: throttled; retried after Retry-After within the deadline."""
+
+
+class ServerError(ApiError):
+    """5xx: retried with backoff within the deadline."""
+
+
+_BY_CODE: dict[int, type[ApiError]] = {
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    410: Gone,
+    422: Invalid,
+    429: TooManyRequests,
+}
+
+
+def api_error_for(code: int, reason: str, message: str, *, method: str = "", path: str = "") -> ApiError:
+    """Build the typed ApiError subclass that matches an HTTP status code."""
+    cls = _BY_CODE.get(code) or (ServerError if code >= 500 else ApiError)
+    return cls(code, reason, message, method=method, path=path)
