@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit bench chaos clean lock
+.PHONY: demo test lint typecheck unit bench chaos clean lock debian-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,13 @@ lint: $(VENV)/.installed-test
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy --strict reconcile
 
-unit: $(VENV)/.installed-test
+# Debian packages some tests run for real (a Prometheus Pushgateway).
+DEBIAN_TEST_PACKAGES := prometheus-pushgateway
+
+debian-deps:
+	bash scripts/ensure-debian-packages.sh $(DEBIAN_TEST_PACKAGES)
+
+unit: $(VENV)/.installed-test debian-deps
 	$(BIN)/python -m pytest -q -m "not chaos"
 
 test: lint typecheck unit
