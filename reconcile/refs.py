@@ -1,0 +1,396 @@
+"""Which ConfigMaps and Secrets a workload depends on, read from its annotations and pod spec.
+
+Discovery is pure (no API calls) so every later stage — fetching, hashing, deciding — works from one
+merged, sorted list of references, and so the rules can be tested exhaustively without a cluster. Input
+comes straight from the API and may be malformed: nothing here raises on bad data; what cannot be used is
+left out and described in `Discovery.problems`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SourceKind = Literal["configmap", "secret"]
+KINDS: frozenset[SourceKind] = frozenset({"configmap", "secret"})
+COMPAT_RULES = frozenset({"reloader", "wave", "pod-reloader"})
+MAX_PROBLEMS = 10  # problems reported per workload; the rest are counted
+MAX_NAME = 253
+_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUOTE_LIMIT = 64
+
+# Compat annotation keys (see the peers' documentation).
+RELOADER_AUTO = "reloader.stakater.com/auto"
+RELOADER_AUTO_CONFIGMAPS = "configmap.reloader.stakater.com/auto"
+RELOADER_AUTO_SECRETS = "secret.reloader.stakater.com/auto"
+RELOADER_RELOAD_CONFIGMAPS = "configmap.reloader.stakater.com/reload"
+RELOADER_RELOAD_SECRETS = "secret.reloader.stakater.com/reload"
+RELOADER_SEARCH = "reloader.stakater.com/search"
+RELOADER_MATCH = "reloader.stakater.com/match"
+RELOADER_IGNORE = "reloader.stakater.com/ignore"
+WAVE_ENABLE = "wave.pusher.com/update-on-config-change"
+WAVE_EXTRA_CONFIGMAPS = "wave.pusher.com/extra-configmaps"
+WAVE_EXTRA_SECRETS = "wave.pusher.com/extra-secrets"
+POD_RELOADER_CONFIGMAPS = "pod-reloader.cs.sap.com/configmaps"
+POD_RELOADER_SECRETS = "pod-reloader.cs.sap.com/secrets"
+
+_KEY_REFS: tuple[tuple[str, SourceKind], ...] = (("configMapKeyRef", "configmap"), ("secretKeyRef", "secret"))
+_ENV_FROM: tuple[tuple[str, SourceKind], ...] = (("configMapRef", "configmap"), ("secretRef", "secret"))
+_PROJECTED: tuple[tuple[str, SourceKind], ...] = (("configMap", "configmap"), ("secret", "secret"))
+_CONTAINER_FIELDS = ("containers", "initContainers", "ephemeralContainers")
+
+
+@dataclass(frozen=True, order=True)
+class Reference:
+    """One ConfigMap or Secret a workload uses, merged over all its uses."""
+
+    kind: SourceKind
+    name: str
+    keys: frozenset[str] | None
+    """None: the whole object is used; else only these keys (never empty)."""
+    optional: bool
+    """True only when every use is optional: a missing source then hashes as absent."""
+
+    def label(self) -> str:
+        """The short form used in reports, e.g. "configmap/app"."""
+        return f"{self.kind}/{self.name}"
+
+
+@dataclass(frozen=True)
+class DiscoverySettings:
+    """The configurable part of discovery."""
+
+    prefix: str = "kube-rehash.io"
+    """Prefix of the tool's own annotation keys."""
+    compat: frozenset[str] = frozenset()
+    """Peer annotation sets honoured in addition to the own ones: a subset of COMPAT_RULES."""
+
+    def __post_init__(self) -> None:
+        if not self.prefix or "/" in self.prefix:
+            raise ValueError(f"annotation prefix {self.prefix!r} must be non-empty and contain no '/'")
+        unknown = set(self.compat) - COMPAT_RULES
+        if unknown:
+            raise ValueError(f"unknown compat rules {sorted(unknown)}; known: {sorted(COMPAT_RULES)}")
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What a workload's annotations and pod spec say about its dependencies."""
+
+    opted_in: bool
+    ignored: bool
+    references: tuple[Reference, ...]
+    match_annotations: frozenset[str]
+    search_kinds: frozenset[SourceKind]
+    problems: tuple[str, ...]
+    via: tuple[str, ...]
+
+
+@dataclass
+class _Use:
+    whole: bool = False
+    keys: set[str] = field(default_factory=set)
+    optional: bool = True
+
+
+@dataclass
+class _Collector:
+    """Merges uses per (kind, name) and gathers problems."""
+
+    uses: dict[tuple[SourceKind, str], _Use] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, kind: SourceKind, name: str, keys: frozenset[str] | None, optional: bool) -> None:
+        use = self.uses.setdefault((kind, name), _Use())
+        if keys is None:
+            use.whole = True
+        else:
+            use.keys |= keys
+        use.optional = use.optional and optional
+
+    def add_named(
+        self, kind: SourceKind, name: Any, keys: frozenset[str] | None, optional: bool, where: str
+    ) -> None:
+        """Add a use whose name came from input, reporting a missing or invalid name instead."""
+        if not isinstance(name, str) or not name:
+            self.problems.append(f"{where}: missing name")
+        elif not is_valid_name(name):
+            self.problems.append(f"{where}: {quote_text(name)} is not a valid name")
+        else:
+            self.add(kind, name, keys, optional)
+
+    def references(self) -> tuple[Reference, ...]:
+        return tuple(
+            Reference(kind, name, None if use.whole else frozenset(use.keys), use.optional)
+            for (kind, name), use in sorted(self.uses.items(), key=lambda item: item[0])
+        )
+
+
+def is_valid_name(name: str) -> bool:
+    """Whether `name` is an RFC 1123 DNS subdomain, the rule for ConfigMap and Secret names."""
+    return len(name) <= MAX_NAME and _NAME.fullmatch(name) is not None
+
+
+def quote_text(text: str) -> str:
+    """Quote input for a problem message: escaped and shortened, so odd input cannot flood a report."""
+    if len(text) > _QUOTE_LIMIT:
+        return json.dumps(text[:_QUOTE_LIMIT]) + "…"
+    return json.dumps(text)
+
+
+def describe_type(value: Any) -> str:
+    """The JSON name of a value's type, for problem messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "string" if isinstance(value, str) else type(value).__name__
+
+
+def is_true(value: Any) -> bool:
+    """The annotation convention: the string "true", any case, surrounding whitespace ignored."""
+    return isinstance(value, str) and value.strip().lower() == "true"
+
+
+def split_list(value: str) -> list[str]:
+    """Split a comma list: items stripped, empty ones skipped, duplicates dropped (first kept)."""
+    return list(dict.fromkeys(item.strip() for item in value.split(",") if item.strip()))
+
+
+def cap_problems(problems: list[str]) -> tuple[str, ...]:
+    """Keep the first MAX_PROBLEMS problems and count the rest."""
+    if len(problems) <= MAX_PROBLEMS:
+        return tuple(problems)
+    return (*problems[:MAX_PROBLEMS], f"and {len(problems) - MAX_PROBLEMS} more problems")
+
+
+def iter_mappings(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The (index, item) pairs of a list that are mappings; anything else yields nothing."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict):
+                yield index, item
+
+
+def is_optional(selector: dict[str, Any]) -> bool:
+    """Kubernetes' `optional` field: only a literal true makes a use optional."""
+    return selector.get("optional") is True
+
+
+def collect_item_keys(items: Any, where: str, out: _Collector) -> frozenset[str] | None:
+    """The keys a volume projects: None (whole object) when `items` is absent or empty, as in Kubernetes."""
+    if not isinstance(items, list) or not items:
+        return None
+    keys: set[str] = set()
+    for index, item in enumerate(items):
+        key = item.get("key") if isinstance(item, dict) else None
+        if isinstance(key, str) and key:
+            keys.add(key)
+        else:
+            out.problems.append(f"{where}.items[{index}]: missing key")
+    return frozenset(keys) or None  # nothing usable listed: hash the whole object rather than nothing
+
+
+def scan_containers(spec: dict[str, Any], kinds: frozenset[SourceKind], out: _Collector) -> None:
+    """env keyRefs and envFrom of every container list."""
+    for list_name in _CONTAINER_FIELDS:
+        for index, container in iter_mappings(spec.get(list_name)):
+            where = f"pod spec {list_name}[{index}]"
+            for env_index, env in iter_mappings(container.get("env")):
+                value_from = env.get("valueFrom")
+                if not isinstance(value_from, dict):
+                    continue
+                for selector_name, kind in _KEY_REFS:
+                    selector = value_from.get(selector_name)
+                    if kind not in kinds or not isinstance(selector, dict):
+                        continue
+                    at = f"{where}.env[{env_index}].valueFrom.{selector_name}"
+                    key = selector.get("key")
+                    if not isinstance(key, str) or not key:
+                        out.problems.append(f"{at}: missing key")
+                        continue
+                    out.add_named(kind, selector.get("name"), frozenset({key}), is_optional(selector), at)
+            for from_index, env_from in iter_mappings(container.get("envFrom")):
+                for selector_name, kind in _ENV_FROM:
+                    selector = env_from.get(selector_name)
+                    if kind in kinds and isinstance(selector, dict):
+                        at = f"{where}.envFrom[{from_index}].{selector_name}"
+                        out.add_named(kind, selector.get("name"), None, is_optional(selector), at)
+
+
+def scan_volumes(spec: dict[str, Any], kinds: frozenset[SourceKind], out: _Collector) -> None:
+    """configMap, secret and projected volumes (not service-account tokens, downwardAPI or others)."""
+    for index, volume in iter_mappings(spec.get("volumes")):
+        where = f"pod spec volumes[{index}]"
+        sources: list[tuple[str, SourceKind, str, Any]] = [
+            (f"{where}.configMap", "configmap", "name", volume.get("configMap")),
+            (f"{where}.secret", "secret", "secretName", volume.get("secret")),
+        ]
+        projected = volume.get("projected")
+        if isinstance(projected, dict):
+            for source_index, source in iter_mappings(projected.get("sources")):
+                for field_name, kind in _PROJECTED:
+                    at = f"{where}.projected.sources[{source_index}].{field_name}"
+                    sources.append((at, kind, "name", source.get(field_name)))
+        for at, kind, name_field, selector in sources:
+            if kind in kinds and isinstance(selector, dict):
+                keys = collect_item_keys(selector.get("items"), at, out)
+                out.add_named(kind, selector.get(name_field), keys, is_optional(selector), at)
+
+
+def scan_pod_spec(pod_spec: Any, kinds: frozenset[SourceKind], out: _Collector) -> None:
+    """Add every use of a source of one of `kinds` in a pod spec."""
+    if not kinds or pod_spec is None:
+        return
+    if not isinstance(pod_spec, dict):
+        out.problems.append(f"pod spec: expected an object, got {describe_type(pod_spec)}")
+        return
+    scan_containers(pod_spec, kinds, out)
+    scan_volumes(pod_spec, kinds, out)
+
+
+def references_from_pod_spec(pod_spec: Any) -> tuple[Reference, ...]:
+    """The merged references of a pod spec alone, sorted by (kind, name); unusable entries are dropped."""
+    out = _Collector()
+    scan_pod_spec(pod_spec, KINDS, out)
+    return out.references()
+
+
+def read_annotations(annotations: Any, out: _Collector) -> dict[str, Any]:
+    if annotations is None:
+        return {}
+    if not isinstance(annotations, dict):
+        out.problems.append(f"annotations: expected an object, got {describe_type(annotations)}")
+        return {}
+    return annotations
+
+
+def read_string(annotations: dict[str, Any], key: str, out: _Collector) -> str | None:
+    """An annotation's string value; None when absent, and reported when not a string."""
+    if key not in annotations:
+        return None
+    value = annotations[key]
+    if not isinstance(value, str):
+        out.problems.append(f"{key}: expected a string, got {describe_type(value)}")
+        return None
+    return value
+
+
+def add_listed(annotations: dict[str, Any], key: str, kind: SourceKind, out: _Collector) -> bool:
+    """Add the required references an explicit list names; True when the list has any item (opt-in)."""
+    value = read_string(annotations, key, out)
+    items = split_list(value) if value is not None else []
+    for item in items:
+        out.add_named(kind, item, None, False, key)
+    return bool(items)
+
+
+def add_wave_extras(
+    annotations: dict[str, Any], key: str, kind: SourceKind, namespace: str | None, out: _Collector
+) -> None:
+    """wave's extra lists: `name` or `namespace/name`; only the workload's own namespace can be honoured.
+
+    As in wave, these sources are not required: a missing one hashes as absent.
+    """
+    value = read_string(annotations, key, out)
+    for item in split_list(value) if value is not None else []:
+        parts = [part.strip() for part in item.split("/")]
+        if len(parts) > 2 or not all(parts):
+            out.problems.append(f"{key}: {quote_text(item)} is not a name or namespace/name")
+        elif len(parts) == 1 or parts[0] == namespace:
+            out.add_named(kind, parts[-1], None, True, key)
+        elif namespace is None:
+            out.problems.append(f"{key}: {quote_text(item)} names a namespace but the workload's is unknown")
+        else:
+            out.problems.append(
+                f"{key}: {quote_text(item)} is outside the workload's namespace {quote_text(namespace)}"
+            )
+
+
+def discover(
+    annotations: Any, pod_spec: Any, settings: DiscoverySettings, *, namespace: str | None = None
+) -> Discovery:
+    """Read a workload's opt-in annotations and, where they ask for it, its pod spec."""
+    out = _Collector()
+    ann = read_annotations(annotations, out)
+    prefix, compat = settings.prefix, settings.compat
+    via: list[str] = []
+    scan_kinds: set[SourceKind] = set()
+    match: set[str] = set()
+
+    def flag(key: str) -> bool:
+        return is_true(read_string(ann, key, out))
+
+    flags: list[tuple[str, frozenset[SourceKind], str | None]] = [
+        (f"{prefix}/watch", KINDS, None),
+        (f"{prefix}/search", KINDS, f"{prefix}/match"),
+    ]
+    lists: list[tuple[str, SourceKind, bool]] = [
+        (f"{prefix}/configmaps", "configmap", True),
+        (f"{prefix}/secrets", "secret", True),
+    ]
+    if "reloader" in compat:
+        flags += [
+            (RELOADER_AUTO, KINDS, None),
+            (RELOADER_AUTO_CONFIGMAPS, frozenset({"configmap"}), None),
+            (RELOADER_AUTO_SECRETS, frozenset({"secret"}), None),
+            (RELOADER_SEARCH, frozenset(), RELOADER_MATCH),
+        ]
+        lists += [
+            (RELOADER_RELOAD_CONFIGMAPS, "configmap", False),
+            (RELOADER_RELOAD_SECRETS, "secret", False),
+        ]
+    if "wave" in compat:
+        flags.append((WAVE_ENABLE, KINDS, None))
+    if "pod-reloader" in compat:
+        lists += [(POD_RELOADER_CONFIGMAPS, "configmap", False), (POD_RELOADER_SECRETS, "secret", False)]
+
+    for key, kinds, match_key in flags:
+        if flag(key):
+            via.append(key)
+            scan_kinds |= kinds
+            if match_key is not None:
+                match.add(match_key)
+    for key, kind, implies_scan in lists:
+        if add_listed(ann, key, kind, out):
+            via.append(key)
+            if implies_scan:
+                scan_kinds |= KINDS
+    if "wave" in compat and via:
+        add_wave_extras(ann, WAVE_EXTRA_CONFIGMAPS, "configmap", namespace, out)
+        add_wave_extras(ann, WAVE_EXTRA_SECRETS, "secret", namespace, out)
+    ignored = flag(f"{prefix}/ignore")
+    scan_pod_spec(pod_spec, frozenset(scan_kinds), out)
+    return Discovery(
+        opted_in=bool(via),
+        ignored=ignored,
+        references=out.references(),
+        match_annotations=frozenset(match),
+        search_kinds=KINDS if match else frozenset(),
+        problems=cap_problems(out.problems),
+        via=tuple(sorted(via)),
+    )
+
+
+def source_ignored(annotations: Any, settings: DiscoverySettings) -> bool:
+    """Whether a ConfigMap/Secret asks never to trigger rollouts."""
+    if not isinstance(annotations, dict):
+        return False
+    keys = [f"{settings.prefix}/ignore"] + ([RELOADER_IGNORE] if "reloader" in settings.compat else [])
+    return any(is_true(annotations.get(key)) for key in keys)
+
+
+def source_matches(annotations: Any, discovery: Discovery) -> bool:
+    """Search mode: whether a ConfigMap/Secret carries one of the workload's match annotations as "true"."""
+    if not isinstance(annotations, dict):
+        return False
+    return any(is_true(annotations.get(key)) for key in discovery.match_annotations)
