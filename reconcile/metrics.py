@@ -1,0 +1,153 @@
+"""Push one pass's outcome to a Prometheus Pushgateway, because a CronJob pod lives too briefly to scrape.
+
+Every pass pushes the same metric families under one grouping key (the job name plus, e.g., the shard),
+so a dashboard always shows the latest pass:
+
+- `kube_rehash_workloads{action}` — workloads per report action (rollout, adopt, in-sync, ...);
+- `kube_rehash_configs_fetched` — ConfigMaps and Secrets read;
+- `kube_rehash_api_requests{verb,code}` — API requests by verb and HTTP status;
+- `kube_rehash_pass_duration_seconds` — wall time of the pass;
+- `kube_rehash_deferred` — rollouts left for later passes (`--max-rollouts`, `min-interval`);
+- `kube_rehash_last_success_timestamp_seconds` — when a pass last completed successfully.
+
+Why two HTTP methods: a PUT replaces *every* metric of the group, a POST ("pushadd") replaces only the
+metric names it carries. A successful pass PUTs, so series from older passes (a status code seen once,
+an action that no longer occurs) disappear. A failed pass POSTs without the last-success gauge, so the
+gateway keeps the previous success time: alerting on `time() - kube_rehash_last_success_timestamp_seconds`
+then fires when passes keep failing, instead of the failure erasing the evidence. The gateway also adds
+its own `push_time_seconds` and `push_failure_time_seconds` per group.
+
+Sharded passes must use a distinct grouping (e.g. `{"shard": "2"}`), or shards overwrite each other.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from prometheus_client import CollectorRegistry, Gauge, push_to_gateway, pushadd_to_gateway
+from prometheus_client.exposition import basic_auth_handler, default_handler
+
+from reconcile.errors import RehashError
+
+_TOTAL_KEY = "workloads"  # the report summary's total, not an action
+_MAX_MESSAGE = 200
+
+
+class MetricsPushError(RehashError):
+    """The Pushgateway could not be reached or refused the push. Reported, never fails the pass."""
+
+
+def _redact(url: str) -> str:
+    """The URL without user:password, safe for a log line."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+def build_registry(
+    *,
+    summary: Mapping[str, int],
+    api_requests: Mapping[tuple[str, int], int],
+    configs_fetched: int,
+    duration_seconds: float,
+    success: bool,
+    deferred: int,
+    now: float | None = None,
+) -> CollectorRegistry:
+    """A fresh registry holding one pass's metrics (the last-success gauge only when `success`)."""
+    registry = CollectorRegistry()
+    workloads = Gauge(
+        "kube_rehash_workloads", "Workloads by action in the last pass.", ["action"], registry=registry
+    )
+    for action, count in sorted(summary.items()):
+        if action != _TOTAL_KEY:
+            workloads.labels(action=action).set(count)
+    Gauge(
+        "kube_rehash_configs_fetched", "ConfigMaps and Secrets read in the last pass.", registry=registry
+    ).set(configs_fetched)
+    requests = Gauge(
+        "kube_rehash_api_requests",
+        "Kubernetes API requests in the last pass by verb and HTTP status code.",
+        ["verb", "code"],
+        registry=registry,
+    )
+    for (verb, code), count in sorted(api_requests.items()):
+        requests.labels(verb=verb, code=str(code)).set(count)
+    Gauge(
+        "kube_rehash_pass_duration_seconds", "Wall time of the last pass in seconds.", registry=registry
+    ).set(duration_seconds)
+    Gauge(
+        "kube_rehash_deferred", "Rollouts deferred to later passes by the last pass.", registry=registry
+    ).set(deferred)
+    if success:
+        Gauge(
+            "kube_rehash_last_success_timestamp_seconds",
+            "Unix time at which the last successful pass finished.",
+            registry=registry,
+        ).set(time.time() if now is None else now)
+    return registry
+
+
+def push_metrics(
+    url: str,
+    *,
+    job: str,
+    grouping: Mapping[str, str],
+    summary: Mapping[str, int],
+    api_requests: Mapping[tuple[str, int], int],
+    configs_fetched: int,
+    duration_seconds: float,
+    success: bool,
+    deferred: int,
+    timeout: float = 5.0,
+) -> None:
+    """Push one pass's metrics to the Pushgateway at `url` under `job` and `grouping`.
+
+    A `user:password@` part of the URL becomes HTTP basic authentication (never part of a message).
+
+    `summary` is the report's summary (action -> count; its `workloads` total is not exported, it is the
+    sum of the actions). `api_requests` maps (verb, HTTP status) to a count. On success the whole group
+    is replaced (PUT); on failure only the pushed names are (POST), which keeps the previous
+    `kube_rehash_last_success_timestamp_seconds`.
+
+    Raises MetricsPushError with a one-line message when the push fails. The caller reports it (a log
+    line) but does not fail the pass: metrics are an observation of the pass, not part of its work.
+    """
+    registry = build_registry(
+        summary=summary,
+        api_requests=api_requests,
+        configs_fetched=configs_fetched,
+        duration_seconds=duration_seconds,
+        success=success,
+        deferred=deferred,
+    )
+    push = push_to_gateway if success else pushadd_to_gateway
+    parts = urlsplit(url)
+    handler: Any = default_handler
+    if parts.username is not None:  # urllib ignores credentials in a URL: send them as basic auth
+        username, password = unquote(parts.username), unquote(parts.password or "")
+
+        def handler(**kwargs: Any) -> Any:
+            return basic_auth_handler(username=username, password=password, **kwargs)
+
+    try:
+        gateway = _redact(url)
+    except ValueError as exc:  # e.g. a non-numeric port
+        raise MetricsPushError("cannot push metrics: the Pushgateway URL is malformed") from exc
+    try:
+        push(
+            gateway, job=job, registry=registry, grouping_key=dict(grouping), timeout=timeout, handler=handler
+        )
+    except Exception as exc:  # urllib raises URLError, HTTPError, OSError, ValueError...
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        message = f"cannot push metrics to {gateway}: {detail}"
+        if len(message) > _MAX_MESSAGE:
+            message = message[: _MAX_MESSAGE - 3] + "..."
+        raise MetricsPushError(message) from exc
