@@ -1,0 +1,509 @@
+"""The one place that sends HTTP requests to the Kubernetes API.
+
+A deliberately small synchronous client: GET, paged LIST, PATCH and POST of raw JSON dicts, nothing typed.
+It owns what every caller would otherwise get subtly wrong: bounded retries with full-jitter backoff
+(429 honouring Retry-After, 5xx, connection errors), never retrying what a retry cannot fix (400, 403, 404,
+409, 410, 422), one reload of the credentials after a 401, a client-side rate limit, list paging with one
+restart when a `continue` token expires, and errors built from the server's `Status` that never carry a
+token, a header or a request body. One `requests.Session` is shared, so a small thread pool may call it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from reconcile import __version__
+from reconcile.errors import (
+    MAX_BODY_EXCERPT,
+    ApiError,
+    ConfigError,
+    CredentialsError,
+    Gone,
+    UnreachableError,
+    api_error_for,
+)
+from reconcile.kube.auth import Credentials
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+ACCEPT_METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+ACCEPT_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
+DEFAULT_FIELD_MANAGER = "kube-rehash"
+
+
+class PatchType(StrEnum):
+    """Content type of a PATCH body."""
+
+    JSON = "application/json-patch+json"
+    MERGE = "application/merge-patch+json"
+    STRATEGIC = "application/strategic-merge-patch+json"
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """Transport settings; every duration is in seconds."""
+
+    request_timeout: float = 10.0
+    """Connect and read timeout of one HTTP request."""
+    deadline: float = 60.0
+    """Most time spent on one call, retries and their sleeps included."""
+    max_retries: int = 8
+    backoff_base: float = 0.25
+    backoff_max: float = 8.0
+    page_size: int = 500
+    qps: float = 0.0
+    """Client-side request rate limit (token bucket); 0 means unlimited."""
+    pool_size: int = 8
+    user_agent: str = f"kube-rehash/{__version__}"
+
+    def __post_init__(self) -> None:
+        positive = {
+            "request_timeout": self.request_timeout,
+            "deadline": self.deadline,
+            "backoff_base": self.backoff_base,
+            "page_size": self.page_size,
+            "pool_size": self.pool_size,
+        }
+        for name, value in positive.items():
+            if not value > 0:
+                raise ConfigError(f"client option {name} must be > 0, got {value!r}")
+        if self.max_retries < 0 or self.qps < 0:
+            raise ConfigError("client options max_retries and qps must be >= 0")
+        if self.backoff_max < self.backoff_base:
+            raise ConfigError("client option backoff_max must be >= backoff_base")
+        if not self.user_agent.strip():
+            raise ConfigError("client option user_agent must not be empty")
+
+
+class ApiStats:
+    """Thread-safe request counters for the run report and metrics."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: Counter[tuple[str, str]] = Counter()
+        self._retries: Counter[str] = Counter()
+        self._bytes = 0
+
+    def record_request(self, verb: str, status: int | str, received: int = 0) -> None:
+        """Count one HTTP exchange; `status` is the code, or "error" when no response came back."""
+        with self._lock:
+            self._requests[(verb, str(status))] += 1
+            self._bytes += received
+
+    def record_retry(self, reason: str) -> None:
+        with self._lock:
+            self._retries[reason] += 1
+
+    @property
+    def retries_total(self) -> int:
+        with self._lock:
+            return sum(self._retries.values())
+
+    def snapshot(self) -> dict[str, object]:
+        """JSON-friendly copy: {"requests": {verb: {status: n}}, "retries": {reason: n}, totals, bytes}."""
+        with self._lock:
+            by_verb: dict[str, dict[str, int]] = {}
+            for (verb, status), count in sorted(self._requests.items()):
+                by_verb.setdefault(verb, {})[status] = count
+            return {
+                "requests": by_verb,
+                "requests_total": sum(self._requests.values()),
+                "retries": dict(sorted(self._retries.items())),
+                "retries_total": sum(self._retries.values()),
+                "bytes_received": self._bytes,
+            }
+
+
+class RateLimiter:
+    """Token bucket shared by all threads: `qps` requests per second, bursts up to max(1, qps)."""
+
+    def __init__(self, qps: float, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+        self._qps = qps
+        self._capacity = max(1.0, qps)
+        self._tokens = self._capacity
+        self._clock = clock
+        self._sleep = sleep
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        """Take one token, sleeping until it is available (reserved under the lock, slept outside)."""
+        if self._qps <= 0:
+            return
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self._capacity, self._tokens + (now - self._last) * self._qps)
+            self._last = now
+            self._tokens -= 1.0
+            wait = -self._tokens / self._qps if self._tokens < 0 else 0.0
+        if wait > 0:
+            self._sleep(wait)
+
+
+class ListPager(Iterator[dict[str, Any]]):
+    """Iterates over the pages (List objects) of one list call, following `continue` tokens.
+
+    When a `continue` token expires (410) the list restarts from the first page, once. Items already
+    yielded before the restart may then be yielded again (possibly in a newer version): `is_restart` is
+    True while the current page is the first page of the restarted list, so a caller collecting items
+    clears what it gathered when it sees it. `restarts` counts restarts (0 or 1). A second 410 raises Gone.
+    """
+
+    def __init__(self, fetch: Callable[[str | None], dict[str, Any]]) -> None:
+        self._fetch = fetch
+        self._token: str | None = None
+        self._done = False
+        self._restart_pending = False
+        self.restarts = 0
+        self.is_restart = False
+
+    @property
+    def restarted(self) -> bool:
+        return self.restarts > 0
+
+    def __iter__(self) -> ListPager:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        if self._done:
+            raise StopIteration
+        while True:
+            try:
+                page = self._fetch(self._token)
+                break
+            except Gone:
+                if self._token is None or self.restarts >= 1:
+                    self._done = True
+                    raise
+                log.info("list continue token expired; restarting the list from the first page")
+                self.restarts += 1
+                self._token = None
+                self._restart_pending = True
+        self.is_restart, self._restart_pending = self._restart_pending, False
+        metadata = page.get("metadata")
+        token = metadata.get("continue") if isinstance(metadata, dict) else None
+        self._token = str(token) if token else None
+        self._done = self._token is None
+        return page
+
+
+class KubeClient:
+    """Raw-JSON Kubernetes API client; see the module docstring for the retry rules."""
+
+    def __init__(
+        self,
+        credentials: Credentials,
+        options: ClientOptions = ClientOptions(),
+        *,
+        stop_at: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """`stop_at` is a `clock()` deadline for the whole pass: no retry sleeps past it."""
+        self.options = options
+        self.stats = ApiStats()
+        self._credentials = credentials
+        self._stop_at = stop_at
+        self._clock = clock
+        self._sleep = sleep
+        self._random = random.Random()
+        self._limiter = RateLimiter(options.qps, clock, sleep)
+        self._session_lock = threading.Lock()
+        self._retired: list[requests.Session] = []
+        self._session = self._new_session()
+
+    @property
+    def server(self) -> str:
+        return self._credentials.server
+
+    def __enter__(self) -> KubeClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._session_lock:
+            for session in [*self._retired, self._session]:
+                session.close()
+            self._retired.clear()
+
+    def check_connection(self) -> dict[str, Any]:
+        """GET /version before any work: UnreachableError if unreachable or TLS fails, Unauthorized on 401."""
+        return self._call("get", "GET", "/version")
+
+    def get(self, path: str, *, metadata_only: bool = False) -> dict[str, Any]:
+        accept = ACCEPT_METADATA if metadata_only else JSON
+        return self._call("get", "GET", path, accept=accept)
+
+    def list_pages(
+        self,
+        path: str,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+        limit: int | None = None,
+    ) -> ListPager:
+        """Pages of a collection GET (`limit` defaults to `page_size`); see ListPager about restarts."""
+        base: dict[str, str] = {}
+        if label_selector:
+            base["labelSelector"] = label_selector
+        if field_selector:
+            base["fieldSelector"] = field_selector
+        base["limit"] = str(limit or self.options.page_size)
+        accept = ACCEPT_METADATA_LIST if metadata_only else JSON
+
+        def fetch(token: str | None) -> dict[str, Any]:
+            params = {**base, "continue": token} if token else base
+            return self._call("list", "GET", path, params=params, accept=accept)
+
+        return ListPager(fetch)
+
+    def list_items(
+        self,
+        path: str,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Items of all pages; after a restart, items already yielded (same uid) are skipped."""
+        pager = self.list_pages(
+            path,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            metadata_only=metadata_only,
+            limit=limit,
+        )
+        seen: set[str] = set()
+        for page in pager:
+            for item in page.get("items") or []:
+                key = _item_key(item)
+                if pager.restarted and key in seen:
+                    continue
+                seen.add(key)
+                yield item
+
+    def patch(
+        self,
+        path: str,
+        body: Any,
+        *,
+        patch_type: PatchType,
+        dry_run: bool = False,
+        field_manager: str = DEFAULT_FIELD_MANAGER,
+    ) -> dict[str, Any]:
+        params = _write_params(dry_run, field_manager)
+        return self._call("patch", "PATCH", path, params=params, body=body, content_type=patch_type.value)
+
+    def create(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        dry_run: bool = False,
+        field_manager: str = DEFAULT_FIELD_MANAGER,
+    ) -> dict[str, Any]:
+        """POST to a collection; of network failures only those where nothing was sent are retried."""
+        params = _write_params(dry_run, field_manager)
+        return self._call("create", "POST", path, params=params, body=body, content_type=JSON)
+
+    def _new_session(self) -> requests.Session:
+        session = self._credentials.new_session()
+        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=self.options.pool_size, max_retries=0)
+        session.mount("https://", adapter)
+        session.mount("http://", adapter)
+        return session
+
+    def _reauthenticate(self) -> None:
+        self._credentials.reload()
+        fresh = self._new_session()  # a reloaded exec plugin may have issued a new client certificate
+        with self._session_lock:
+            self._retired.append(self._session)
+            self._session = fresh
+
+    def _call(
+        self,
+        verb: str,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        accept: str = JSON,
+    ) -> dict[str, Any]:
+        deadline = self._clock() + self.options.deadline
+        if self._stop_at is not None:
+            deadline = min(deadline, self._stop_at)
+        data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        url = self.server + path
+        retries = 0
+        reauthenticated = False
+        while True:
+            self._limiter.acquire()
+            headers = {"Accept": accept, "User-Agent": self.options.user_agent}
+            if content_type:
+                headers["Content-Type"] = content_type
+            authorization = self._credentials.authorization()
+            if authorization:
+                headers["Authorization"] = authorization
+            remaining = deadline - self._clock()
+            timeout = min(self.options.request_timeout, max(remaining, 1.0))
+            try:
+                response = self._session.request(
+                    method, url, params=params, data=data, headers=headers, timeout=timeout
+                )
+            except requests.exceptions.SSLError as exc:
+                self.stats.record_request(verb, "error")
+                raise UnreachableError(f"{self.server}: TLS failure: {describe_error(exc)}") from exc
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                self.stats.record_request(verb, "error")
+                reason = "timeout" if isinstance(exc, requests.Timeout) else "connection"
+                delay = self._backoff(retries)
+                retriable = verb != "create" or isinstance(exc, requests.ConnectTimeout) or _not_sent(exc)
+                if not (retriable and self._may_retry(retries, delay, deadline)):
+                    attempts = f" after {retries + 1} attempts" if retries else ""
+                    raise UnreachableError(
+                        f"cannot reach {self.server}{attempts}: {describe_error(exc)}"
+                    ) from exc
+                log.debug("%s %s: %s; retrying in %.2fs", method, path, reason, delay)
+                self._pause(reason, delay)
+                retries += 1
+                continue
+            code = response.status_code
+            self.stats.record_request(verb, code, len(response.content))
+            log.debug("%s %s -> %d", method, path, code)
+            if 200 <= code < 300:
+                return _decode(response, method, path)
+            error = _error_from(response, method, path)
+            if code == 401 and not reauthenticated:
+                reauthenticated = True
+                try:
+                    self._reauthenticate()
+                except CredentialsError as reload_error:
+                    raise error from reload_error
+                self.stats.record_retry("unauthorized")
+                continue
+            if code in RETRIED_STATUS:
+                retry_after = _retry_after(response) if code == 429 else None
+                delay = self._backoff(retries) if retry_after is None else retry_after
+                if self._may_retry(retries, delay, deadline):
+                    log.debug("%s %s: %d; retrying in %.2fs", method, path, code, delay)
+                    self._pause(str(code), delay)
+                    retries += 1
+                    continue
+            raise error
+
+    def _backoff(self, retries: int) -> float:
+        """Full jitter: uniform in [0, min(backoff_max, base * 2**retries)]."""
+        ceiling = min(self.options.backoff_max, self.options.backoff_base * (2 ** min(retries, 30)))
+        return self._random.uniform(0.0, ceiling)
+
+    def _may_retry(self, retries: int, delay: float, deadline: float) -> bool:
+        return retries < self.options.max_retries and self._clock() + delay < deadline
+
+    def _pause(self, reason: str, delay: float) -> None:
+        self.stats.record_retry(reason)
+        if delay > 0:
+            self._sleep(delay)
+
+
+def _write_params(dry_run: bool, field_manager: str) -> dict[str, str]:
+    params = {"fieldManager": field_manager}
+    if dry_run:
+        params["dryRun"] = "All"
+    return params
+
+
+def _item_key(item: Mapping[str, Any]) -> str:
+    metadata = item.get("metadata") or {}
+    uid = metadata.get("uid")
+    return str(uid) if uid else f"{metadata.get('namespace', '')}/{metadata.get('name', '')}"
+
+
+def _decode(response: requests.Response, method: str, path: str) -> dict[str, Any]:
+    if not response.content:
+        return {}
+    try:
+        document = response.json()
+    except ValueError:
+        document = None
+    if not isinstance(document, dict):
+        raise ApiError(
+            response.status_code,
+            "InvalidResponse",
+            "the response is not a JSON object",
+            method=method,
+            path=path,
+        )
+    return document
+
+
+def _error_from(response: requests.Response, method: str, path: str) -> ApiError:
+    """The typed error of a non-2xx response: Status reason and message, else a short body excerpt."""
+    try:
+        status = response.json()
+    except ValueError:
+        status = None
+    if isinstance(status, dict) and status.get("kind") == "Status":
+        reason = str(status.get("reason") or response.reason or "")
+        message = str(status.get("message") or "")
+    else:
+        reason = str(response.reason or "")
+        message = _excerpt(response.text)
+    return api_error_for(response.status_code, reason, message, method=method, path=path)
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    value = response.headers.get("Retry-After", "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None  # absent, or an HTTP date (the API server sends seconds)
+    return max(0.0, seconds)
+
+
+def _not_sent(exc: requests.RequestException) -> bool:
+    """True when the request never reached the server (refused, DNS), so even a POST may be retried."""
+    text = str(exc)
+    return "NewConnectionError" in text or "Failed to resolve" in text or "Connection refused" in text
+
+
+_CAUSES = (
+    re.compile(r"\[SSL[^\]]*\][^()'\"]*"),
+    re.compile(r"\[Errno -?\d+\][^()'\"]*"),
+    re.compile(r"(?:Read|Connect) timed out"),
+)
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short cause for a connection failure (e.g. "[Errno 111] Connection refused"), free of URLs."""
+    text = str(exc)
+    for pattern in _CAUSES:
+        match = pattern.search(text)
+        if match:
+            return _excerpt(match.group(0).strip(" :,"))
+    return type(exc).__name__
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= MAX_BODY_EXCERPT else flat[: MAX_BODY_EXCERPT - 3] + "..."
