@@ -1,0 +1,186 @@
+"""Reading ConfigMaps and Secrets gently: metadata first, content only for what changed.
+
+Per namespace the planner picks metadata gets by name (few references; needs only `get`) or one
+metadata list (many references, or search mode), with server-side filters where they exist (Helm
+release Secrets are never listed). Content is downloaded only for sources whose identity, version or
+key selection differs from what the workload recorded, and is dropped as soon as it is hashed: only
+digests are kept, never Secret data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from reconcile.errors import NotFound
+from reconcile.hashing import source_token
+from reconcile.kube.client import KubeClient
+from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
+from reconcile.refs import DiscoverySettings
+from reconcile.targets import is_true
+
+FetchMode = Literal["auto", "list", "get"]
+SourceKey = tuple[str, str]  # (kind, name)
+RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
+HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"
+# Up to this many wanted names of one kind in a namespace, gets by name beat a list.
+GET_THRESHOLD = 12
+
+
+@dataclass(frozen=True)
+class SourceMeta:
+    """Identity of one existing source and the few annotation flags the pass reads from it."""
+
+    kind: str
+    name: str
+    uid: str
+    resource_version: str
+    flags: frozenset[str] = frozenset()
+
+    def annotations(self) -> dict[str, str]:
+        """The flags as an annotations map, for refs.source_ignored / source_matches."""
+        return dict.fromkeys(self.flags, "true")
+
+
+def flag_keys(settings: DiscoverySettings) -> frozenset[str]:
+    """Annotation keys whose value matters on a source (ignore and match, own and compat)."""
+    keys = {f"{settings.prefix}/ignore", f"{settings.prefix}/match"}
+    if "reloader" in settings.compat:
+        keys |= {"reloader.stakater.com/ignore", "reloader.stakater.com/match"}
+    return frozenset(keys)
+
+
+def read_meta(kind: str, obj: Mapping[str, Any], interesting: frozenset[str]) -> SourceMeta | None:
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, Mapping) or not isinstance(metadata.get("name"), str):
+        return None
+    annotations = metadata.get("annotations")
+    flags: frozenset[str] = frozenset()
+    if isinstance(annotations, Mapping):
+        flags = frozenset(k for k in interesting if is_true(annotations.get(k)))
+    return SourceMeta(
+        kind, metadata["name"], str(metadata.get("uid", "")), str(metadata.get("resourceVersion", "")), flags
+    )
+
+
+@dataclass
+class NamespaceSources:
+    """What one namespace's survey found: existing sources by (kind, name); lists are complete per kind."""
+
+    namespace: str
+    found: dict[SourceKey, SourceMeta] = field(default_factory=dict)
+    listed: set[str] = field(default_factory=set)
+
+    def of_kind(self, kind: str) -> Iterable[SourceMeta]:
+        return (m for (k, _), m in sorted(self.found.items()) if k == kind)
+
+
+class SourceReader:
+    """Fetches source metadata and content tokens for the pass, counting what it downloads."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        executor: Executor,
+        *,
+        mode: FetchMode,
+        settings: DiscoverySettings,
+        hash_key: bytes | None,
+    ) -> None:
+        self.client = client
+        self.executor = executor
+        self.mode = mode
+        self.interesting = flag_keys(settings)
+        self.hash_key = hash_key
+        self.contents_fetched = 0
+        self._tokens: dict[tuple[str, str, str, str, str, frozenset[str] | None], Hashed] = {}
+
+    def plan_kind(self, names: set[str], search: bool) -> Literal["list", "get"]:
+        if search:
+            return "list"
+        if self.mode != "auto":
+            return self.mode
+        return "get" if len(names) <= GET_THRESHOLD else "list"
+
+    def survey(
+        self, namespace: str, wanted: Mapping[str, set[str]], search_kinds: frozenset[str]
+    ) -> NamespaceSources:
+        """Metadata of the wanted sources of one namespace (and, for search mode, of all of a kind)."""
+        result = NamespaceSources(namespace)
+        for kind in ("configmap", "secret"):
+            names = wanted.get(kind, set())
+            search = kind in search_kinds
+            if not names and not search:
+                continue
+            if self.plan_kind(names, search) == "list":
+                self._list(result, kind, helm_filter=kind == "secret")
+                result.listed.add(kind)
+                # A wanted Helm release Secret is filtered out of the list: confirm such names by get.
+                names = {n for n in names if (kind, n) not in result.found} if kind == "secret" else set()
+            self._get_each(result, kind, names)
+        return result
+
+    def _list(self, result: NamespaceSources, kind: str, *, helm_filter: bool) -> None:
+        path = RESOURCES[kind].collection_path(result.namespace)
+        selector = HELM_RELEASE_FILTER if helm_filter else None
+        for item in self.client.list_items(path, field_selector=selector, metadata_only=True):
+            meta = read_meta(kind, item, self.interesting)
+            if meta is not None:
+                result.found[(kind, meta.name)] = meta
+
+    def _get_each(self, result: NamespaceSources, kind: str, names: set[str]) -> None:
+        paths = [RESOURCES[kind].object_path(result.namespace, n) for n in sorted(names)]
+        for obj in self.executor.map(self._get_or_none, paths, [True] * len(paths)):
+            meta = read_meta(kind, obj, self.interesting) if obj is not None else None
+            if meta is not None:
+                result.found[(kind, meta.name)] = meta
+
+    def _get_or_none(self, path: str, metadata_only: bool) -> dict[str, Any] | None:
+        try:
+            return self.client.get(path, metadata_only=metadata_only)
+        except NotFound:
+            return None
+
+    def tokens(
+        self, namespace: str, needs: Iterable[tuple[SourceMeta, frozenset[str] | None]]
+    ) -> dict[tuple[str, str, frozenset[str] | None], Hashed | None]:
+        """Content tokens for (source, key selection) pairs, downloading each source at most once.
+
+        Each token comes with the uid and resourceVersion of the content actually hashed. A source
+        deleted since the survey gives None (treated as missing by the caller).
+        """
+        pending: dict[SourceKey, list[frozenset[str] | None]] = {}
+        out: dict[tuple[str, str, frozenset[str] | None], Hashed | None] = {}
+        for meta, keys in needs:
+            cached = self._tokens.get(
+                (namespace, meta.kind, meta.name, meta.uid, meta.resource_version, keys)
+            )
+            if cached is not None:
+                out[(meta.kind, meta.name, keys)] = cached
+            else:
+                pending.setdefault((meta.kind, meta.name), []).append(keys)
+        paths = [RESOURCES[k].object_path(namespace, n) for (k, n) in pending]
+        fetched = self.executor.map(self._get_or_none, paths, [False] * len(paths))
+        for (kind, name), obj in zip(pending, fetched, strict=True):
+            if obj is None:
+                out.update({(kind, name, keys): None for keys in pending[(kind, name)]})
+                continue
+            self.contents_fetched += 1
+            metadata = obj.get("metadata") or {}
+            uid, version = str(metadata.get("uid", "")), str(metadata.get("resourceVersion", ""))
+            for keys in pending[(kind, name)]:
+                hashed = Hashed(source_token(kind, obj, keys, self.hash_key), uid, version)
+                out[(kind, name, keys)] = hashed
+                self._tokens[(namespace, kind, name, uid, version, keys)] = hashed
+        return out
+
+
+@dataclass(frozen=True)
+class Hashed:
+    """A source's sealed content token and the identity of the exact version that was hashed."""
+
+    token: str
+    uid: str
+    resource_version: str

@@ -1,0 +1,176 @@
+"""What to do with each workload: the decision table of the contract, as pure functions.
+
+Inputs are the slim `Target` (what the cluster stored) and the `Observed` state of its sources (what
+the content is now); the output is an action with a human reason. No I/O, so every rule is tested
+as a table without any server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+
+from reconcile.targets import SourceRecord, Target, format_time
+
+
+class Action(StrEnum):
+    ROLLOUT = "rollout"
+    ADOPT = "adopt"
+    IN_SYNC = "in-sync"
+    REFRESH = "refresh"
+    DEFERRED = "deferred"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+WRITING_ACTIONS = frozenset({Action.ROLLOUT, Action.ADOPT, Action.REFRESH})
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The current state of a workload's sources, as far as this pass established it."""
+
+    config_hash: str
+    records: tuple[SourceRecord, ...]
+    key_fingerprint: str = ""
+    missing_required: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    reason: str
+    config_hash: str | None = None
+    previous: str | None = None
+    configs: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    observed: Observed | None = None
+
+
+def decide_early(target: Target) -> Decision | None:
+    """Decisions that need no source at all: opted out, operator-owned, suspended."""
+    if target.discovery.ignored:
+        return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
+    if target.owner is not None:
+        return Decision(
+            Action.SKIPPED,
+            f"owned by {target.owner}, whose controller would revert the patch; target that resource instead",
+        )
+    if target.suspended:
+        return Decision(Action.SKIPPED, f"{target.kind.kind} is suspended")
+    return None
+
+
+def changed_sources(
+    before: tuple[SourceRecord, ...] | None, now: tuple[SourceRecord, ...]
+) -> tuple[str, ...]:
+    """Labels of sources whose content token differs from the stored records (all, if none stored)."""
+    if before is None:
+        return tuple(r.label for r in now)
+    old = {(r.kind, r.name): r.token for r in before}
+    new = {(r.kind, r.name): r.token for r in now}
+    return tuple(
+        f"{k}/{n}" for (k, n) in sorted(old.keys() | new.keys()) if old.get((k, n)) != new.get((k, n))
+    )
+
+
+def note_for(target: Target) -> str:
+    """What the user should know about how pods pick up a template change."""
+    if not target.kind.rolls_pods:
+        return "recorded on the job template; the next Jobs use the new config"
+    if target.on_delete:
+        return "updateStrategy OnDelete: pods restart only when deleted"
+    if target.paused:
+        return f"{target.kind.kind} is paused: the rollout happens on resume"
+    return ""
+
+
+def decide(
+    target: Target, observed: Observed, *, now: datetime, first_sight_rollout: bool = False
+) -> Decision:
+    """The action for one workload whose sources were all read (see `decide_early` for the rest)."""
+    configs = tuple(r.label for r in observed.records)
+    if observed.missing_required:
+        missing = ", ".join(observed.missing_required)
+        return Decision(Action.SKIPPED, f"missing required {missing}; nothing written", configs=configs)
+    current = observed.config_hash
+    book = target.bookkeeping
+    stored = target.template_hash or book.config_hash
+    base = Decision(
+        Action.IN_SYNC, "", config_hash=current, previous=stored, configs=configs, observed=observed
+    )
+    if stored is None:
+        if first_sight_rollout:
+            return replace(
+                base,
+                action=Action.ROLLOUT,
+                reason=join("first sight (firstSight: rollout)", note_for(target)),
+            )
+        return replace(base, action=Action.ADOPT, reason="first sight: hash recorded without a rollout")
+    if stored != current:
+        known = book.records if book.key_fingerprint == observed.key_fingerprint else None
+        changed = changed_sources(known, observed.records)
+        what = ", ".join(changed) + " changed" if changed and known is not None else "config content changed"
+        if target.min_interval and book.last_rollout and now - book.last_rollout < target.min_interval:
+            until = format_time(book.last_rollout + target.min_interval)
+            return replace(
+                base,
+                action=Action.DEFERRED,
+                reason=f"{what}; min-interval holds it until {until}",
+                changed=changed,
+            )
+        return replace(base, action=Action.ROLLOUT, reason=join(what, note_for(target)), changed=changed)
+    if (
+        book.config_hash != current
+        or book.records != observed.records
+        or book.key_fingerprint != observed.key_fingerprint
+    ):
+        return replace(
+            base, action=Action.REFRESH, reason="content unchanged; bookkeeping updated without a rollout"
+        )
+    if target.template_hash is None and target.kind.rolls_pods and book.last_rollout is not None:
+        return replace(
+            base, reason="content unchanged (pod template annotation absent, e.g. after a re-apply)"
+        )
+    return replace(base, reason="content unchanged")
+
+
+def join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+def apply_budget(
+    planned: Sequence[tuple[Target, Decision]], max_rollouts: int | None
+) -> list[tuple[Target, Decision]]:
+    """Defer rollouts past `max_rollouts`, in a stable order so later passes finish the queue.
+
+    CronJobs are not counted: changing their job template restarts nothing.
+    """
+    if max_rollouts is None:
+        return list(planned)
+    order = sorted(range(len(planned)), key=lambda i: sort_key(planned[i][0]))
+    result = list(planned)
+    budget = max_rollouts
+    for index in order:
+        target, decision = planned[index]
+        if decision.action is not Action.ROLLOUT or not target.kind.rolls_pods:
+            continue
+        if budget > 0:
+            budget -= 1
+            continue
+        reason = f"over --max-rollouts {max_rollouts}; rolls in a later pass ({decision.reason})"
+        result[index] = (target, replace(decision, action=Action.DEFERRED, reason=reason))
+    return result
+
+
+def sort_key(target: Target) -> tuple[str, str, str]:
+    return (target.namespace, target.kind.kind, target.name)
+
+
+def count_actions(decisions: Iterable[Decision]) -> dict[str, int]:
+    counts = {action.value: 0 for action in Action}
+    for decision in decisions:
+        counts[decision.action.value] += 1
+    return counts

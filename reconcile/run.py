@@ -1,0 +1,252 @@
+"""One reconcile pass: list opted-in workloads, read their sources, decide, write, report.
+
+The pass holds only slim `Target` views and content digests, namespace by namespace. A failed list
+fails its scope visibly (a report row with the Status message); a failed workload is reported and
+the pass goes on. Writes stop as soon as the pass is asked to stop or runs out of time budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+from reconcile.apply import Writer
+from reconcile.errors import ApiError, NotFound, RehashError
+from reconcile.fetch import NamespaceSources, SourceReader
+from reconcile.hashing import ABSENT, SourceToken, combine, key_fingerprint, selection_tag
+from reconcile.kube.client import KubeClient
+from reconcile.kube.kinds import NAMESPACES
+from reconcile.plan import Action, Decision, Observed, apply_budget, decide, decide_early, sort_key
+from reconcile.refs import DiscoverySettings, Reference, source_ignored, source_matches
+from reconcile.report import Report, Row
+from reconcile.settings import Settings
+from reconcile.sharding import assign_shard
+from reconcile.targets import Annotations, SourceRecord, Target, read_target
+
+log = logging.getLogger(__name__)
+MAX_REDECIDE = 3
+# Seconds kept in reserve at the end of the time budget, so the report is always printed.
+STOP_MARGIN = 5.0
+
+
+@dataclass
+class PassContext:
+    settings: Settings
+    client: KubeClient
+    executor: ThreadPoolExecutor
+    reader: SourceReader
+    discovery: DiscoverySettings
+    keys: Annotations
+    hash_key: bytes | None
+    stop: threading.Event
+    stop_at: float
+    now: datetime
+    report: Report = field(default_factory=Report)
+
+    def stopping(self) -> bool:
+        return self.stop.is_set() or time.monotonic() > self.stop_at - STOP_MARGIN
+
+
+def run_pass(
+    settings: Settings,
+    client: KubeClient,
+    *,
+    hash_key: bytes | None = None,
+    stop: threading.Event | None = None,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    """Run one pass and return its report (never raises for per-workload or per-scope failures)."""
+    started = time.monotonic()
+    discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
+    with ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="rehash") as executor:
+        ctx = PassContext(
+            settings=settings,
+            client=client,
+            executor=executor,
+            reader=SourceReader(client, executor, mode=settings.fetch, settings=discovery, hash_key=hash_key),
+            discovery=discovery,
+            keys=Annotations(settings.prefix),
+            hash_key=hash_key,
+            stop=stop or threading.Event(),
+            stop_at=started + settings.timeout,
+            now=now(),
+        )
+        ctx.report.dry_run = settings.dry_run != "none"
+        planned = plan_all(ctx)
+        planned = apply_budget(planned, settings.max_rollouts)
+        Writer(ctx, redecide=lambda t: redecide(ctx, t)).write_all(planned, progress=progress)
+    ctx.report.contents_fetched = ctx.reader.contents_fetched
+    ctx.report.duration = time.monotonic() - started
+    ctx.report.api = client.stats.snapshot()
+    return ctx.report
+
+
+def scope_namespaces(ctx: PassContext) -> list[str] | None:
+    """The namespaces to visit one by one, or None for cluster-wide lists (all namespaces)."""
+    settings = ctx.settings
+    excluded = set(settings.exclude_namespaces)
+    if settings.namespaces:
+        names = sorted(set(settings.namespaces) - excluded)
+    elif settings.shard is not None:
+        items = ctx.client.list_items(NAMESPACES.collection_path(None), metadata_only=True)
+        names = sorted({str(i["metadata"]["name"]) for i in items} - excluded)
+    else:
+        return None
+    if settings.shard is not None:
+        names = assign_shard(names, settings.shard.index, settings.shard.count)
+    return names
+
+
+def list_targets(ctx: PassContext) -> Iterator[Target]:
+    """Opted-in workloads of every enabled kind in scope; a failed list becomes a failed scope row."""
+    try:
+        namespaces = scope_namespaces(ctx)
+    except ApiError as exc:
+        ctx.report.add(Row.scope_failure("Namespace", "*", f"listing namespaces failed: {exc}"))
+        return
+    excluded = ",".join(f"metadata.namespace!={n}" for n in sorted(ctx.settings.exclude_namespaces))
+    for kind in ctx.settings.kinds:
+        scopes: list[str | None] = list(namespaces) if namespaces is not None else [None]
+        for namespace in scopes:
+            path = kind.collection_path(namespace)
+            try:
+                for item in ctx.client.list_items(
+                    path, field_selector=None if namespace else excluded or None
+                ):
+                    target = read_target(item, kind, ctx.discovery)
+                    if target.discovery.opted_in:
+                        yield target
+            except NotFound:
+                log.info("%s are not served by this cluster; skipping the kind", kind.plural)
+                break
+            except ApiError as exc:
+                ctx.report.add(Row.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
+
+
+def plan_all(ctx: PassContext) -> list[tuple[Target, Decision]]:
+    by_namespace: dict[str, list[Target]] = defaultdict(list)
+    for target in list_targets(ctx):
+        by_namespace[target.namespace].append(target)
+    planned: list[tuple[Target, Decision]] = []
+    for namespace in sorted(by_namespace):
+        targets = sorted(by_namespace.pop(namespace), key=sort_key)
+        planned.extend(plan_namespace(ctx, namespace, targets))
+    return planned
+
+
+def plan_namespace(ctx: PassContext, namespace: str, targets: list[Target]) -> list[tuple[Target, Decision]]:
+    early = {t.uid: decide_early(t) for t in targets}
+    live = [t for t in targets if early[t.uid] is None]
+    try:
+        sources = survey(ctx, namespace, live)
+    except ApiError as exc:
+        failed = Decision(Action.FAILED, f"reading ConfigMaps/Secrets of {namespace} failed: {exc}")
+        return [(t, early[t.uid] or failed) for t in targets]
+    result = []
+    for target in targets:
+        decision = early[target.uid]
+        if decision is None:
+            decision = evaluate(ctx, target, sources)
+        result.append((target, decision))
+    return result
+
+
+def survey(ctx: PassContext, namespace: str, targets: list[Target]) -> NamespaceSources:
+    wanted: dict[str, set[str]] = defaultdict(set)
+    search: set[str] = set()
+    for target in targets:
+        for ref in target.discovery.references:
+            wanted[ref.kind].add(ref.name)
+        if target.discovery.match_annotations:
+            search |= target.discovery.search_kinds
+    return ctx.reader.survey(namespace, wanted, frozenset(search))
+
+
+def references_of(ctx: PassContext, target: Target, sources: NamespaceSources) -> list[Reference]:
+    """Declared references plus, in search mode, every matching source of the namespace."""
+    refs = list(target.discovery.references)
+    if target.discovery.match_annotations:
+        named = {(r.kind, r.name) for r in refs}
+        for kind in sorted(target.discovery.search_kinds):
+            for meta in sources.of_kind(kind):
+                if (kind, meta.name) not in named and source_matches(meta.annotations(), target.discovery):
+                    refs.append(Reference(kind, meta.name, None, True))
+    return refs
+
+
+def evaluate(ctx: PassContext, target: Target, sources: NamespaceSources) -> Decision:
+    """Establish the current hash (reusing recorded tokens where identity is unchanged) and decide."""
+    try:
+        observed = observe(ctx, target, sources)
+    except RehashError as exc:
+        return Decision(Action.FAILED, f"reading sources failed: {exc}")
+    decision = decide(
+        target, observed, now=ctx.now, first_sight_rollout=ctx.settings.first_sight == "rollout"
+    )
+    if target.problems:
+        decision = replace(decision, reason=f"{decision.reason} (note: {'; '.join(target.problems)})")
+    return decision
+
+
+def observe(ctx: PassContext, target: Target, sources: NamespaceSources) -> Observed:
+    fingerprint = key_fingerprint(ctx.hash_key)
+    book = target.bookkeeping
+    known = {}
+    if book.records is not None and book.key_fingerprint == fingerprint:
+        known = {(r.kind, r.name, r.uid, r.resource_version, r.selection): r for r in book.records}
+    records: list[SourceRecord] = []
+    missing: list[str] = []
+    needs = []
+    for ref in references_of(ctx, target, sources):
+        meta = sources.found.get((ref.kind, ref.name))
+        if meta is not None and source_ignored(meta.annotations(), ctx.discovery):
+            continue
+        selection = selection_tag(ref.keys)
+        if meta is None:
+            if ref.optional:
+                records.append(SourceRecord(ref.kind, ref.name, "", "", selection, ABSENT))
+            else:
+                missing.append(f"{ref.kind}/{ref.name}")
+            continue
+        reuse = known.get((ref.kind, ref.name, meta.uid, meta.resource_version, selection))
+        if reuse is not None:
+            records.append(reuse)
+        else:
+            needs.append((ref, meta))
+    hashed = ctx.reader.tokens(target.namespace, [(meta, ref.keys) for ref, meta in needs])
+    for ref, meta in needs:
+        got = hashed[(meta.kind, meta.name, ref.keys)]
+        if got is None:  # deleted since the survey
+            if ref.optional:
+                records.append(SourceRecord(ref.kind, ref.name, "", "", selection_tag(ref.keys), ABSENT))
+            else:
+                missing.append(f"{ref.kind}/{ref.name}")
+            continue
+        records.append(
+            SourceRecord(
+                ref.kind, ref.name, got.uid, got.resource_version, selection_tag(ref.keys), got.token
+            )
+        )
+    records.sort()
+    config_hash = combine((SourceToken(r.kind, r.name, r.token) for r in records), ctx.hash_key)
+    return Observed(config_hash, tuple(records), fingerprint, tuple(missing))
+
+
+def redecide(ctx: PassContext, target: Target) -> tuple[Target, Decision]:
+    """After a failed precondition: read the workload again and decide from scratch."""
+    obj = ctx.client.get(target.kind.object_path(target.namespace, target.name))
+    fresh = read_target(obj, target.kind, ctx.discovery)
+    early = (
+        decide_early(fresh) if fresh.discovery.opted_in else Decision(Action.SKIPPED, "no longer opted in")
+    )
+    if early is not None:
+        return fresh, early
+    sources = survey(ctx, fresh.namespace, [fresh])
+    return fresh, evaluate(ctx, fresh, sources)

@@ -1,0 +1,218 @@
+"""A workload as the pass sees it: the few facts a decision needs, read once from the listed object.
+
+Keeping only this slim view (never the whole object, never pod specs after discovery) is what lets a
+pass over thousands of workloads run in bounded memory. The tool's own bookkeeping annotations are
+parsed and written here, so their format lives in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from reconcile.kube.kinds import Kind
+from reconcile.pointer import resolve
+from reconcile.refs import Discovery, DiscoverySettings, discover
+
+RECORDS_FORMAT = 1
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
+
+
+@dataclass(frozen=True)
+class Annotations:
+    """The annotation keys of one prefix (default `kube-rehash.io`)."""
+
+    prefix: str = "kube-rehash.io"
+
+    @property
+    def config_hash(self) -> str:
+        return f"{self.prefix}/config-hash"
+
+    @property
+    def sources(self) -> str:
+        return f"{self.prefix}/sources"
+
+    @property
+    def last_rollout(self) -> str:
+        return f"{self.prefix}/last-rollout"
+
+    @property
+    def min_interval(self) -> str:
+        return f"{self.prefix}/min-interval"
+
+    @property
+    def run_on_change(self) -> str:
+        return f"{self.prefix}/run-on-change"
+
+
+@dataclass(frozen=True, order=True)
+class SourceRecord:
+    """One source as last hashed: identity, version, which keys, and its sealed digest."""
+
+    kind: str
+    name: str
+    uid: str
+    resource_version: str
+    selection: str
+    token: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Bookkeeping:
+    """What the tool wrote on the workload's metadata in an earlier pass."""
+
+    config_hash: str | None = None
+    records: tuple[SourceRecord, ...] | None = None
+    key_fingerprint: str = ""
+    last_rollout: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """One workload, reduced to what planning and patching need."""
+
+    kind: Kind
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str
+    discovery: Discovery
+    template_hash: str | None
+    annotations_map_present: bool
+    template_metadata_present: bool
+    bookkeeping: Bookkeeping
+    suspended: bool = False
+    paused: bool = False
+    on_delete: bool = False
+    owner: str | None = None
+    min_interval: timedelta | None = None
+    run_on_change: bool = False
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind.kind}/{self.namespace}/{self.name}"
+
+
+def is_true(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().lower() == "true"
+
+
+def parse_duration(text: str) -> timedelta:
+    """Go-style durations as in `10m`, `1h30m`, `45s`, `1.5h`."""
+    cleaned = text.strip().lower()
+    if not cleaned or _DURATION.sub("", cleaned):
+        raise ValueError(f"{text!r} is not a duration like 10m, 1h30m or 45s")
+    seconds = 0.0
+    for number, unit in _DURATION.findall(cleaned):
+        seconds += float(number) * {"h": 3600, "m": 60, "s": 1}[unit]
+    return timedelta(seconds=seconds)
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: Any) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def format_records(records: tuple[SourceRecord, ...], key_fingerprint: str) -> str:
+    rows = [[r.kind, r.name, r.uid, r.resource_version, r.selection, r.token] for r in sorted(records)]
+    return json.dumps({"v": RECORDS_FORMAT, "k": key_fingerprint, "s": rows}, separators=(",", ":"))
+
+
+def parse_records(text: Any) -> tuple[tuple[SourceRecord, ...], str] | None:
+    """Records and key fingerprint from the `sources` annotation; None when absent or unreadable."""
+    if not isinstance(text, str):
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("v") != RECORDS_FORMAT or not isinstance(doc.get("s"), list):
+        return None
+    records = []
+    for row in doc["s"]:
+        if not (isinstance(row, list) and len(row) == 6 and all(isinstance(x, str) for x in row)):
+            return None
+        records.append(SourceRecord(*row))
+    fingerprint = doc.get("k", "")
+    return tuple(sorted(records)), fingerprint if isinstance(fingerprint, str) else ""
+
+
+def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookkeeping:
+    stored = annotations.get(keys.config_hash)
+    parsed = parse_records(annotations.get(keys.sources))
+    return Bookkeeping(
+        config_hash=stored if isinstance(stored, str) and stored else None,
+        records=parsed[0] if parsed else None,
+        key_fingerprint=parsed[1] if parsed else "",
+        last_rollout=parse_time(annotations.get(keys.last_rollout)),
+    )
+
+
+def controlling_owner(metadata: Mapping[str, Any]) -> str | None:
+    """`Kind/name` of a controlling ownerReference: an operator that would revert our patch."""
+    owners = metadata.get("ownerReferences")
+    if not isinstance(owners, list):
+        return None
+    for owner in owners:
+        if isinstance(owner, Mapping) and owner.get("controller") is True:
+            return f"{owner.get('kind', '?')}/{owner.get('name', '?')}"
+    return None
+
+
+def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings) -> Target:
+    """Build the slim view of one listed workload object (never raises on odd shapes)."""
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    annotations = metadata.get("annotations")
+    annotations = annotations if isinstance(annotations, Mapping) else {}
+    keys = Annotations(settings.prefix)
+    namespace = str(metadata.get("namespace") or "")
+    pod_spec = resolve(obj, kind.pod_spec_pointer) if kind.pod_spec_pointer else None
+    discovery = discover(annotations, pod_spec, settings, namespace=namespace)
+    rolling = resolve(obj, kind.annotations_pointer)
+    problems = list(discovery.problems)
+    min_interval = None
+    if keys.min_interval in annotations:
+        try:
+            min_interval = parse_duration(str(annotations[keys.min_interval]))
+        except ValueError as exc:
+            problems.append(f"{keys.min_interval}: {exc}")
+    template_hash = rolling.get(keys.config_hash) if isinstance(rolling, Mapping) else None
+    template_metadata = resolve(obj, kind.template + "/metadata") if kind.template else rolling
+    strategy = resolve(obj, kind.update_strategy) if kind.update_strategy else None
+    return Target(
+        kind=kind,
+        namespace=namespace,
+        name=str(metadata.get("name") or ""),
+        uid=str(metadata.get("uid") or ""),
+        resource_version=str(metadata.get("resourceVersion") or ""),
+        discovery=discovery,
+        template_hash=template_hash if isinstance(template_hash, str) and template_hash else None,
+        annotations_map_present=isinstance(rolling, Mapping),
+        template_metadata_present=isinstance(template_metadata, Mapping),
+        bookkeeping=read_bookkeeping(annotations, keys),
+        suspended=kind.suspend is not None and resolve(obj, kind.suspend) is True,
+        paused=kind.paused is not None and resolve(obj, kind.paused) is True,
+        on_delete=strategy == "OnDelete",
+        owner=controlling_owner(metadata),
+        min_interval=min_interval,
+        run_on_change=is_true(annotations.get(keys.run_on_change)),
+        problems=tuple(problems),
+    )

@@ -1,0 +1,129 @@
+"""Exact write bodies: the guarded JSON patch, Events and run-on-change Jobs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from reconcile.kube.kinds import CRONJOB, DEPLOYMENT
+from reconcile.patches import build_event, build_job, build_patch, job_name
+from reconcile.plan import Action, Decision, Observed
+from reconcile.refs import Discovery
+from reconcile.targets import Annotations, Bookkeeping, SourceRecord, Target
+
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+KEYS = Annotations()
+REC = SourceRecord("configmap", "app", "u1", "11", "*", "bbbb")
+OBS = Observed("v1:new", (REC,), "")
+RECORDS = json.dumps(
+    {"v": 1, "k": "", "s": [["configmap", "app", "u1", "11", "*", "bbbb"]]}, separators=(",", ":")
+)
+DISC = Discovery(True, False, (), frozenset(), frozenset(), (), ())
+TPL = "/spec/template/metadata/annotations/kube-rehash.io~1config-hash"
+META = "/metadata/annotations/kube-rehash.io~1"
+
+
+def target(**kw: object) -> Target:
+    base = Target(DEPLOYMENT, "shop", "web", "w1", "100", DISC, None, True, True, Bookkeeping())
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def decision(action: Action, previous: str | None = None) -> Decision:
+    return Decision(action, "r", config_hash="v1:new", previous=previous, observed=OBS)
+
+
+def test_rollout_tests_both_stored_values_and_sets_template_and_bookkeeping() -> None:
+    t = target(template_hash="v1:old", bookkeeping=Bookkeeping("v1:old"))
+    assert build_patch(t, decision(Action.ROLLOUT, "v1:old"), OBS, now=NOW, keys=KEYS) == [
+        {"op": "test", "path": TPL, "value": "v1:old"},
+        {"op": "test", "path": META + "config-hash", "value": "v1:old"},
+        {"op": "add", "path": TPL, "value": "v1:new"},
+        {"op": "add", "path": META + "config-hash", "value": "v1:new"},
+        {"op": "add", "path": META + "sources", "value": RECORDS},
+        {"op": "add", "path": META + "last-rollout", "value": "2026-11-21T12:00:00Z"},
+    ]
+
+
+def test_rollout_that_creates_the_template_annotations_map_pins_the_resource_version() -> None:
+    t = target(annotations_map_present=False, bookkeeping=Bookkeeping("v1:old"))
+    ops = build_patch(t, decision(Action.ROLLOUT), OBS, now=NOW, keys=KEYS)
+    assert ops[:3] == [
+        {"op": "test", "path": META + "config-hash", "value": "v1:old"},
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
+        {
+            "op": "add",
+            "path": "/spec/template/metadata/annotations",
+            "value": {"kube-rehash.io/config-hash": "v1:new"},
+        },
+    ]
+
+
+def test_rollout_creates_template_metadata_when_absent() -> None:
+    t = target(annotations_map_present=False, template_metadata_present=False)
+    ops = build_patch(t, decision(Action.ROLLOUT), OBS, now=NOW, keys=KEYS)
+    assert {
+        "op": "add",
+        "path": "/spec/template/metadata",
+        "value": {"annotations": {"kube-rehash.io/config-hash": "v1:new"}},
+    } in ops
+
+
+def test_adopt_writes_metadata_only_guarded_by_resource_version() -> None:
+    assert build_patch(target(), decision(Action.ADOPT), OBS, now=NOW, keys=KEYS) == [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "100"},
+        {"op": "add", "path": META + "config-hash", "value": "v1:new"},
+        {"op": "add", "path": META + "sources", "value": RECORDS},
+    ]
+
+
+def test_refresh_never_touches_the_template() -> None:
+    t = target(template_hash="v1:new", bookkeeping=Bookkeeping("v1:new"))
+    ops = build_patch(t, decision(Action.REFRESH), OBS, now=NOW, keys=KEYS)
+    assert all(op["path"].startswith("/metadata/") for op in ops if op["op"] == "add")
+    assert {"op": "test", "path": TPL, "value": "v1:new"} in ops
+
+
+def test_custom_prefix_is_escaped_in_paths() -> None:
+    keys = Annotations("rehash.example.com")
+    ops = build_patch(target(), decision(Action.ADOPT), OBS, now=NOW, keys=keys)
+    assert ops[1]["path"] == "/metadata/annotations/rehash.example.com~1config-hash"
+
+
+def test_event_names_the_workload_and_carries_no_values() -> None:
+    event = build_event(
+        target(), reason="ConfigChanged", message="configmap/app changed", warning=False, now=NOW
+    )
+    assert event["involvedObject"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "namespace": "shop",
+        "name": "web",
+        "uid": "w1",
+    }
+    assert (event["reason"], event["type"], event["metadata"]["namespace"]) == (
+        "ConfigChanged",
+        "Normal",
+        "shop",
+    )
+    assert event["metadata"]["name"].startswith("web.")
+
+
+def test_job_from_cronjob_is_owned_and_named_per_hash() -> None:
+    cronjob = {
+        "metadata": {"name": "report", "namespace": "shop", "uid": "c1"},
+        "spec": {
+            "jobTemplate": {
+                "metadata": {"labels": {"app": "r"}},
+                "spec": {"template": {"spec": {"containers": []}}},
+            }
+        },
+    }
+    job = build_job(cronjob, "v1:new")
+    assert job is not None
+    assert job["metadata"]["name"] == job_name("report", "v1:new")
+    assert job["metadata"]["ownerReferences"][0]["uid"] == "c1"
+    assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+    assert job["spec"] == cronjob["spec"]["jobTemplate"]["spec"]
+    assert len(job_name("x" * 80, "v1:new")) <= 63
+    assert CRONJOB.object_path("shop", "report") == "/apis/batch/v1/namespaces/shop/cronjobs/report"
