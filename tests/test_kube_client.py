@@ -1,0 +1,530 @@
+"""The HTTP contract of KubeClient: exact requests, paging, retries, errors, and real TCP/TLS failures."""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import responses
+import yaml
+from data.certs import Pair, issue, make_ca, write_pair
+
+from reconcile import __version__
+from reconcile.errors import (
+    ApiError,
+    ConfigError,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    ServerError,
+    TooManyRequests,
+    Unauthorized,
+    UnreachableError,
+)
+from reconcile.kube.auth import AuthOptions, Credentials, load_credentials
+from reconcile.kube.client import ClientOptions, KubeClient, PatchType
+
+SERVER = "https://127.0.0.1:6443"
+TOKEN = "tok-abc"
+DEPLOYS = "/apis/apps/v1/namespaces/web/deployments"
+META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+META_GET = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
+
+class FakeClock:
+    """Monotonic clock whose sleeps only move time forward and are recorded."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def write_kubeconfig(path: Path, token: str, server: str = SERVER, **cluster: Any) -> Path:
+    document = {
+        "current-context": "ctx",
+        "clusters": [{"name": "c", "cluster": {"server": server, **cluster}}],
+        "users": [{"name": "u", "user": {"token": token}}],
+        "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
+    }
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+@pytest.fixture
+def creds(tmp_path: Path) -> Credentials:
+    config = write_kubeconfig(tmp_path / "config", TOKEN)
+    return load_credentials(AuthOptions(kubeconfig=str(config)), env={})
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def client(creds: Credentials, clock: FakeClock) -> Iterator[KubeClient]:
+    with KubeClient(creds, ClientOptions(), clock=clock.monotonic, sleep=clock.sleep) as kube:
+        yield kube
+
+
+@pytest.fixture
+def mock() -> Iterator[responses.RequestsMock]:
+    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
+        yield rsps
+
+
+def status(code: int, reason: str, message: str) -> dict[str, Any]:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+    }
+
+
+def page(names: list[str], token: str | None = None) -> dict[str, Any]:
+    metadata = {"resourceVersion": "7", **({"continue": token} if token else {})}
+    items = [{"metadata": {"name": n, "namespace": "web", "uid": f"uid-{n}"}} for n in names]
+    return {"kind": "DeploymentList", "apiVersion": "apps/v1", "metadata": metadata, "items": items}
+
+
+def sent(mock: responses.RequestsMock, index: int) -> requests.PreparedRequest:
+    request = mock.calls[index].request
+    assert isinstance(request, requests.PreparedRequest)
+    return request
+
+
+def test_get_sends_exact_request(client: KubeClient, mock: responses.RequestsMock) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS + "/api", json={"metadata": {"name": "api"}})
+    assert client.get(DEPLOYS + "/api") == {"metadata": {"name": "api"}}
+    request = sent(mock, 0)
+    assert (request.method, request.url) == ("GET", SERVER + DEPLOYS + "/api")
+    assert request.headers["Authorization"] == f"Bearer {TOKEN}"
+    assert request.headers["Accept"] == "application/json"
+    assert request.headers["User-Agent"] == f"kube-rehash/{__version__}"
+    assert request.body is None
+    assert "Content-Type" not in request.headers
+
+
+def test_metadata_only_get_asks_for_partial_object_metadata(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(
+        responses.GET, SERVER + "/api/v1/namespaces/web/secrets/s", json={"kind": "PartialObjectMetadata"}
+    )
+    client.get("/api/v1/namespaces/web/secrets/s", metadata_only=True)
+    assert sent(mock, 0).headers["Accept"] == META_GET
+
+
+def test_list_follows_continue_over_three_pages_with_selectors(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    for body in (page(["a", "b"], "c1"), page(["c", "d"], "c2"), page(["e"])):
+        mock.add(responses.GET, SERVER + DEPLOYS, json=body)
+    items = list(
+        client.list_items(DEPLOYS, label_selector="app=web", field_selector="metadata.name!=x", limit=2)
+    )
+    assert [item["metadata"]["name"] for item in items] == ["a", "b", "c", "d", "e"]
+    query = "?labelSelector=app%3Dweb&fieldSelector=metadata.name%21%3Dx&limit=2"
+    assert [call.request.url for call in mock.calls] == [
+        SERVER + DEPLOYS + query,
+        SERVER + DEPLOYS + query + "&continue=c1",
+        SERVER + DEPLOYS + query + "&continue=c2",
+    ]
+    assert all(call.request.headers["Accept"] == "application/json" for call in mock.calls)
+    assert all(call.request.headers["Authorization"] == f"Bearer {TOKEN}" for call in mock.calls)
+    assert client.stats.snapshot()["requests"] == {"list": {"200": 3}}
+
+
+def test_metadata_only_list_uses_page_size_and_partial_metadata_list(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + "/api/v1/configmaps", json=page(["a"]))
+    assert len(list(client.list_pages("/api/v1/configmaps", metadata_only=True))) == 1
+    assert sent(mock, 0).url == SERVER + "/api/v1/configmaps?limit=500"
+    assert sent(mock, 0).headers["Accept"] == META_LIST
+
+
+def test_expired_continue_restarts_the_list_once(client: KubeClient, mock: responses.RequestsMock) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "old"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "continue expired"), status=410)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "new"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c"]))
+    pager = client.list_pages(DEPLOYS)
+    seen = [(len(p["items"]), pager.is_restart) for p in pager]
+    assert seen == [(2, False), (2, True), (1, False)]
+    assert pager.restarts == 1 and pager.restarted
+    assert [str(call.request.url).split("?")[1] for call in mock.calls] == [
+        "limit=500",
+        "limit=500&continue=old",
+        "limit=500",
+        "limit=500&continue=new",
+    ]
+
+
+def test_list_items_skips_items_seen_before_a_restart(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "old"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "expired"), status=410)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "new"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c"]))
+    assert [item["metadata"]["name"] for item in client.list_items(DEPLOYS)] == ["a", "b", "c"]
+
+
+def test_second_expired_continue_raises_gone(client: KubeClient, mock: responses.RequestsMock) -> None:
+    expired = status(410, "Expired", "continue expired")
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a"], "t1"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=expired, status=410)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a"], "t2"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=expired, status=410)
+    with pytest.raises(Gone, match="410 Expired: continue expired"):
+        list(client.list_pages(DEPLOYS))
+    assert len(mock.calls) == 4
+
+
+def test_gone_on_the_first_page_is_not_a_restart(client: KubeClient, mock: responses.RequestsMock) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Gone", "too old"), status=410)
+    with pytest.raises(Gone):
+        list(client.list_pages(DEPLOYS))
+    assert len(mock.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("patch_type", "body"),
+    [
+        (PatchType.JSON, [{"op": "test", "path": "/metadata/resourceVersion", "value": "5"}]),
+        (PatchType.MERGE, {"metadata": {"annotations": {"kube-rehash.io/config-hash": "abc"}}}),
+        (PatchType.STRATEGIC, {"spec": {"template": {"metadata": {"annotations": {"a": "b"}}}}}),
+    ],
+)
+def test_patch_sends_body_with_its_content_type(
+    client: KubeClient, mock: responses.RequestsMock, patch_type: PatchType, body: Any
+) -> None:
+    mock.add(responses.PATCH, SERVER + DEPLOYS + "/api", json={"kind": "Deployment"})
+    assert client.patch(DEPLOYS + "/api", body, patch_type=patch_type) == {"kind": "Deployment"}
+    request = sent(mock, 0)
+    assert (request.method, request.url) == ("PATCH", SERVER + DEPLOYS + "/api?fieldManager=kube-rehash")
+    assert request.headers["Content-Type"] == patch_type.value
+    assert request.headers["Accept"] == "application/json"
+    assert request.headers["Authorization"] == f"Bearer {TOKEN}"
+    assert request.body is not None and json.loads(request.body) == body
+    assert client.stats.snapshot()["requests"] == {"patch": {"200": 1}}
+
+
+def test_server_dry_run_patch_sends_dry_run_all(client: KubeClient, mock: responses.RequestsMock) -> None:
+    mock.add(responses.PATCH, SERVER + DEPLOYS + "/api", json={})
+    client.patch(
+        DEPLOYS + "/api", {"metadata": {}}, patch_type=PatchType.MERGE, dry_run=True, field_manager="fm"
+    )
+    assert sent(mock, 0).url == SERVER + DEPLOYS + "/api?fieldManager=fm&dryRun=All"
+
+
+def test_create_posts_json(client: KubeClient, mock: responses.RequestsMock) -> None:
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}}
+    mock.add(responses.POST, SERVER + "/apis/batch/v1/namespaces/web/jobs", json=job, status=201)
+    assert client.create("/apis/batch/v1/namespaces/web/jobs", job, dry_run=True) == job
+    request = sent(mock, 0)
+    assert request.url == SERVER + "/apis/batch/v1/namespaces/web/jobs?fieldManager=kube-rehash&dryRun=All"
+    assert request.headers["Content-Type"] == "application/json"
+    assert request.body is not None and json.loads(request.body) == job
+    assert client.stats.snapshot()["requests"] == {"create": {"201": 1}}
+
+
+def test_429_is_retried_after_retry_after(
+    client: KubeClient, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    throttled = status(429, "TooManyRequests", "slow down")
+    mock.add(responses.GET, SERVER + "/version", json=throttled, status=429, headers={"Retry-After": "3"})
+    mock.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1"})
+    assert client.check_connection() == {"gitVersion": "v1"}
+    assert clock.sleeps == [3.0]
+    snapshot = client.stats.snapshot()
+    assert snapshot["retries"] == {"429": 1} and client.stats.retries_total == 1
+    assert snapshot["requests"] == {"get": {"200": 1, "429": 1}}
+
+
+def test_503_then_success_backs_off_with_jitter(
+    client: KubeClient, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    mock.add(responses.GET, SERVER + "/version", body="upstream unavailable", status=503)
+    mock.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1"})
+    assert client.check_connection()["gitVersion"] == "v1"
+    assert len(clock.sleeps) == 1 and 0.0 <= clock.sleeps[0] <= 0.25
+
+
+def test_connection_error_then_success(
+    client: KubeClient, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    mock.add(responses.GET, SERVER + "/version", body=requests.ConnectionError("connection reset"))
+    mock.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1"})
+    assert client.check_connection()["gitVersion"] == "v1"
+    assert client.stats.snapshot()["retries"] == {"connection": 1}
+    assert client.stats.snapshot()["requests"] == {"get": {"200": 1, "error": 1}}
+
+
+def test_deadline_bounds_retries(creds: Credentials, mock: responses.RequestsMock, clock: FakeClock) -> None:
+    options = ClientOptions(deadline=5.0, backoff_base=1.0, backoff_max=2.0, max_retries=100)
+    mock.add(responses.GET, SERVER + "/version", json=status(503, "ServiceUnavailable", "busy"), status=503)
+    with (
+        KubeClient(creds, options, clock=clock.monotonic, sleep=clock.sleep) as kube,
+        pytest.raises(ServerError, match="GET /version: 503 ServiceUnavailable: busy"),
+    ):
+        kube.check_connection()
+    assert sum(clock.sleeps) < 5.0
+    assert len(mock.calls) == len(clock.sleeps) + 1
+
+
+def test_max_retries_bounds_retries(
+    creds: Credentials, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    mock.add(responses.GET, SERVER + "/version", status=502)
+    with (
+        KubeClient(creds, ClientOptions(max_retries=2), clock=clock.monotonic, sleep=clock.sleep) as kube,
+        pytest.raises(ServerError),
+    ):
+        kube.check_connection()
+    assert len(mock.calls) == 3
+
+
+def test_no_retry_sleeps_past_stop_at(
+    creds: Credentials, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    headers = {"Retry-After": "5"}
+    mock.add(
+        responses.GET,
+        SERVER + "/version",
+        json=status(429, "TooManyRequests", "x"),
+        status=429,
+        headers=headers,
+    )
+    with (
+        KubeClient(creds, stop_at=clock.now + 2.0, clock=clock.monotonic, sleep=clock.sleep) as kube,
+        pytest.raises(TooManyRequests),
+    ):
+        kube.check_connection()
+    assert clock.sleeps == [] and len(mock.calls) == 1
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        Forbidden(403, "Forbidden", ""),
+        NotFound(404, "NotFound", ""),
+        Conflict(409, "Conflict", ""),
+        Invalid(422, "Invalid", ""),
+    ],
+    ids=lambda e: str(e.code),
+)
+def test_client_errors_are_not_retried(
+    client: KubeClient, mock: responses.RequestsMock, clock: FakeClock, error: ApiError
+) -> None:
+    code, reason = error.code, error.reason
+    mock.add(
+        responses.PATCH, SERVER + DEPLOYS + "/api", json=status(code, reason, "denied by rule"), status=code
+    )
+    with pytest.raises(type(error)) as caught:
+        client.patch(DEPLOYS + "/api", {"data": {"password": "hunter2"}}, patch_type=PatchType.MERGE)
+    assert len(mock.calls) == 1 and clock.sleeps == []
+    message = str(caught.value)
+    assert message == f"PATCH {DEPLOYS}/api: {code} {reason}: denied by rule"
+    assert "hunter2" not in message and TOKEN not in message
+
+
+def test_non_status_error_body_is_truncated(client: KubeClient, mock: responses.RequestsMock) -> None:
+    mock.add(responses.GET, SERVER + "/version", body="<html>" + "x" * 5000 + "</html>", status=400)
+    with pytest.raises(Exception, match="400 Bad Request") as caught:
+        client.check_connection()
+    assert len(str(caught.value)) < 300
+
+
+def test_401_reloads_credentials_and_retries_once(
+    tmp_path: Path, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    config = write_kubeconfig(tmp_path / "config", "old-token")
+    creds = load_credentials(AuthOptions(kubeconfig=str(config)), env={})
+    write_kubeconfig(config, "new-token")
+    mock.add(responses.GET, SERVER + "/version", json=status(401, "Unauthorized", "Unauthorized"), status=401)
+    mock.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1"})
+    with KubeClient(creds, clock=clock.monotonic, sleep=clock.sleep) as kube:
+        assert kube.check_connection() == {"gitVersion": "v1"}
+        assert kube.stats.snapshot()["retries"] == {"unauthorized": 1}
+    assert [call.request.headers["Authorization"] for call in mock.calls] == [
+        "Bearer old-token",
+        "Bearer new-token",
+    ]
+
+
+def test_second_401_raises_unauthorized(client: KubeClient, mock: responses.RequestsMock) -> None:
+    mock.add(responses.GET, SERVER + "/version", json=status(401, "Unauthorized", "Unauthorized"), status=401)
+    with pytest.raises(Unauthorized) as caught:
+        client.check_connection()
+    assert len(mock.calls) == 2 and caught.value.exit_code == 4
+
+
+def test_create_is_not_resent_after_a_read_timeout(client: KubeClient, mock: responses.RequestsMock) -> None:
+    mock.add(
+        responses.POST,
+        SERVER + "/apis/batch/v1/namespaces/web/jobs",
+        body=requests.ReadTimeout("read timed out"),
+    )
+    with pytest.raises(UnreachableError):
+        client.create("/apis/batch/v1/namespaces/web/jobs", {"kind": "Job"})
+    assert len(mock.calls) == 1
+
+
+def test_qps_limits_the_request_rate(
+    creds: Credentials, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    mock.add(responses.GET, SERVER + "/version", json={})
+    with KubeClient(creds, ClientOptions(qps=2.0), clock=clock.monotonic, sleep=clock.sleep) as kube:
+        for _ in range(4):
+            kube.check_connection()
+    assert clock.sleeps == [0.5, 0.5]
+
+
+def test_stats_snapshot_is_json_friendly(client: KubeClient, mock: responses.RequestsMock) -> None:
+    mock.add(responses.GET, SERVER + "/version", body='{"gitVersion": "v1"}')
+    client.check_connection()
+    snapshot = client.stats.snapshot()
+    assert json.loads(json.dumps(snapshot)) == {
+        "requests": {"get": {"200": 1}},
+        "requests_total": 1,
+        "retries": {},
+        "retries_total": 0,
+        "bytes_received": len('{"gitVersion": "v1"}'),
+    }
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"request_timeout": 0},
+        {"deadline": -1},
+        {"max_retries": -1},
+        {"page_size": 0},
+        {"qps": -1},
+        {"backoff_max": 0.1},
+    ],
+)
+def test_invalid_options_are_config_errors(options: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        ClientOptions(**options)
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_closed_port_is_unreachable(tmp_path: Path, clock: FakeClock) -> None:
+    server = f"https://127.0.0.1:{closed_port()}"
+    creds = load_credentials(
+        AuthOptions(kubeconfig=str(write_kubeconfig(tmp_path / "c", TOKEN, server))), env={}
+    )
+    with (
+        KubeClient(creds, ClientOptions(max_retries=2), clock=clock.monotonic, sleep=clock.sleep) as kube,
+        pytest.raises(UnreachableError) as caught,
+    ):
+        kube.check_connection()
+    message = str(caught.value)
+    assert message.startswith(f"cannot reach {server} after 3 attempts: ") and "refused" in message
+    assert TOKEN not in message and caught.value.exit_code == 4
+
+
+class _Handler(BaseHTTPRequestHandler):
+    seen: list[tuple[str | None, bool]] = []
+
+    def do_GET(self) -> None:
+        assert isinstance(self.connection, ssl.SSLSocket)
+        _Handler.seen.append((self.headers.get("Authorization"), self.connection.getpeercert() is not None))
+        body = json.dumps({"gitVersion": "v1.31.0"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path, Pair]]:
+    """An HTTPS server on 127.0.0.1 (certificate from a private CA that also checks client certificates).
+
+    Yields (URL, directory holding ca.crt, the CA pair).
+    """
+    ca = make_ca("server-ca")
+    write_pair(tmp_path, "ca", ca)
+    cert, key = write_pair(tmp_path, "server", issue(ca, "apiserver", server_ip="127.0.0.1"))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    context.load_verify_locations(tmp_path / "ca.crt")
+    context.verify_mode = ssl.CERT_OPTIONAL
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    _Handler.seen = []
+    try:
+        yield f"https://127.0.0.1:{httpd.server_address[1]}", tmp_path, ca
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_tls_with_unknown_ca_is_unreachable(tls_server: tuple[str, Path, Pair], clock: FakeClock) -> None:
+    url, directory, _ = tls_server
+    other_ca, _ = write_pair(directory, "other-ca", make_ca("other"))
+    config = write_kubeconfig(directory / "config", TOKEN, url, **{"certificate-authority": str(other_ca)})
+    creds = load_credentials(AuthOptions(kubeconfig=str(config)), env={})
+    with (
+        KubeClient(creds, clock=clock.monotonic, sleep=clock.sleep) as kube,
+        pytest.raises(UnreachableError, match=f"{url}: TLS failure: .*CERTIFICATE_VERIFY_FAILED"),
+    ):
+        kube.check_connection()
+    assert _Handler.seen == []
+
+
+def test_tls_with_kubeconfig_ca_and_client_cert_sends_token_and_cert(
+    tls_server: tuple[str, Path, Pair],
+) -> None:
+    url, directory, ca = tls_server
+    cert, key = write_pair(directory, "client", issue(ca, "alice"))
+    document = {
+        "current-context": "ctx",
+        "clusters": [
+            {"name": "c", "cluster": {"server": url, "certificate-authority": str(directory / "ca.crt")}}
+        ],
+        "users": [
+            {"name": "u", "user": {"token": TOKEN, "client-certificate": str(cert), "client-key": str(key)}}
+        ],
+        "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
+    }
+    (directory / "config").write_text(yaml.safe_dump(document))
+    creds = load_credentials(AuthOptions(kubeconfig=str(directory / "config")), env={})
+    with KubeClient(creds) as kube:
+        assert kube.check_connection() == {"gitVersion": "v1.31.0"}
+    assert _Handler.seen == [(f"Bearer {TOKEN}", True)]
