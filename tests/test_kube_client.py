@@ -7,6 +7,7 @@ import socket
 import ssl
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -485,7 +486,7 @@ def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path, Pair]]:
     context.verify_mode = ssl.CERT_OPTIONAL
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     _Handler.seen = []
     try:
@@ -528,3 +529,26 @@ def test_tls_with_kubeconfig_ca_and_client_cert_sends_token_and_cert(
     with KubeClient(creds) as kube:
         assert kube.check_connection() == {"gitVersion": "v1.31.0"}
     assert _Handler.seen == [(f"Bearer {TOKEN}", True)]
+
+
+def test_create_is_retried_when_the_connection_was_never_established(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    server = f"https://127.0.0.1:{closed_port()}"
+    creds = load_credentials(
+        AuthOptions(kubeconfig=str(write_kubeconfig(tmp_path / "c", TOKEN, server))), env={}
+    )
+    with KubeClient(creds, ClientOptions(max_retries=2), clock=clock.monotonic, sleep=clock.sleep) as kube:
+        with pytest.raises(UnreachableError):
+            kube.create("/api/v1/namespaces/web/events", {"kind": "Event"})
+        assert kube.stats.snapshot()["requests"] == {"create": {"error": 3}}
+
+
+def test_concurrent_calls_share_one_client(client: KubeClient, mock: responses.RequestsMock) -> None:
+    for index in range(16):
+        mock.add(responses.GET, f"{SERVER}/api/v1/namespaces/web/configmaps/c{index}", json={"n": index})
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        paths = [f"/api/v1/namespaces/web/configmaps/c{index}" for index in range(16)]
+        results = list(pool.map(client.get, paths))
+    assert [result["n"] for result in results] == list(range(16))
+    assert client.stats.snapshot()["requests_total"] == 16

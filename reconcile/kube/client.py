@@ -24,6 +24,7 @@ from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import NewConnectionError
 
 from reconcile import __version__
 from reconcile.errors import (
@@ -482,9 +483,9 @@ def _retry_after(response: requests.Response) -> float | None:
 
 
 def _not_sent(exc: requests.RequestException) -> bool:
-    """True when the request never reached the server (refused, DNS), so even a POST may be retried."""
-    text = str(exc)
-    return "NewConnectionError" in text or "Failed to resolve" in text or "Connection refused" in text
+    """True when the connection was never established (refused, DNS), so even a POST may be sent again."""
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(reason, NewConnectionError)
 
 
 _CAUSES = (
