@@ -1,0 +1,360 @@
+"""HTTPS routing of the Kubernetes REST paths onto the store, with authn, authz, faults and logging.
+
+Built on `http.server.ThreadingHTTPServer` (HTTP/1.1 keep-alive, one daemon thread per connection);
+the TLS handshake happens in the connection's thread so one slow client cannot stall the accept loop.
+Every response carries Content-Length; every error is a v1 Status body.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import struct
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from . import discovery, render
+from .authz import Attributes, Authenticator, RBACAuthorizer, User, verb_for
+from .entry import Entry
+from .errors import ApiError
+from .faults import Delay, ExpireContinue, Faults, Mutate, Reset, Respond
+from .log import LogEntry, RequestLog
+from .resources import BY_PATH, ResourceType
+from .store import Store
+
+NOT_FOUND = ApiError(404, "the server could not find the requested resource", details={})
+METHOD_NOT_ALLOWED = ApiError(405, "the server does not allow this method on the requested resource")
+Response = tuple[int, bytes, str]
+
+
+class SimulatorServer(ThreadingHTTPServer):
+    """The HTTP server plus the shared state its handlers read."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        context: ssl.SSLContext,
+        *,
+        store: Store,
+        faults: Faults,
+        log: RequestLog,
+        authn: Authenticator,
+        authz: RBACAuthorizer,
+    ) -> None:
+        super().__init__(address, _Handler)
+        self.context = context
+        self.store = store
+        self.faults = faults
+        self.log = log
+        self.authn = authn
+        self.authz = authz
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Dropped connections and failed handshakes are normal here; stay quiet."""
+
+
+class _Reset(Exception):
+    """The request's connection was reset on purpose."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "kube-rehash-simulator"
+    timeout = 120
+    server: SimulatorServer
+    # The request being served (a connection serves its requests one after another).
+    _query: dict[str, str]
+    _body: bytes
+    _user: User
+
+    def setup(self) -> None:
+        self.request = self.server.context.wrap_socket(self.request, server_side=True)
+        super().setup()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def do_PUT(self) -> None:
+        self._serve()
+
+    def do_PATCH(self) -> None:
+        self._serve()
+
+    def do_DELETE(self) -> None:
+        self._serve()
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _serve(self) -> None:
+        started = time.time()
+        split = urlsplit(self.path)
+        path = split.path.rstrip("/") or "/"
+        query = dict(parse_qsl(split.query, keep_blank_values=True))
+        body = self._read_body()
+        user: User | None = None
+        status = 0
+        sent = 0
+        extra: dict[str, str] = {}
+        try:
+            try:
+                user = self.server.authn.authenticate(
+                    self.headers.get("Authorization"), self.connection.getpeercert()
+                )
+                auth_error: ApiError | None = None
+            except ApiError as exc:
+                auth_error = exc
+            self._run_faults(path, query)
+            if auth_error is not None:
+                raise auth_error
+            assert user is not None
+            self._query, self._body, self._user = query, body, user
+            code, payload, content_type = self._route(path)
+        except _Reset:
+            self._reset()
+            self._log(path, query, body, (0, 0, user, started))
+            return
+        except ApiError as exc:
+            code, payload, content_type = exc.code, exc.body(), "application/json"
+            extra = exc.headers
+        except Exception as exc:  # a simulator bug must still answer with a Status
+            error = ApiError(500, f"simulator internal error: {type(exc).__name__}: {exc}")
+            code, payload, content_type = 500, error.body(), "application/json"
+        status, sent = code, len(payload)
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(payload)))
+            self.send_header("Cache-Control", "no-cache, private")
+            for key, value in extra.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(payload)
+        finally:
+            self._log(path, query, body, (status, sent, user, started))
+
+    def _log(
+        self, path: str, query: dict[str, str], body: bytes, outcome: tuple[int, int, User | None, float]
+    ) -> None:
+        status, sent, user, started = outcome
+        self.server.log.append(
+            LogEntry(
+                method=self.command,
+                path=path,
+                query=query,
+                content_type=self.headers.get("Content-Type", ""),
+                accept=self.headers.get("Accept", ""),
+                status=status,
+                bytes_in=len(body),
+                bytes_out=sent,
+                user=user.name if user else "",
+                timestamp=started,
+                body=body,
+            )
+        )
+
+    def _run_faults(self, path: str, query: dict[str, str]) -> None:
+        for action in self.server.faults.pick(self.command, path, query):
+            if isinstance(action, Delay):
+                time.sleep(action.seconds)
+            elif isinstance(action, Mutate):
+                action.fn(self.server.store)
+            elif isinstance(action, ExpireContinue):
+                self.server.store.expire_continue_tokens()
+            elif isinstance(action, Reset):
+                raise _Reset
+            elif isinstance(action, Respond):
+                headers = {"Retry-After": str(action.retry_after)} if action.retry_after is not None else {}
+                details: dict[str, Any] | None = (
+                    {"retryAfterSeconds": action.retry_after} if action.retry_after is not None else None
+                )
+                message = action.message or f"injected fault: HTTP {action.status}"
+                raise ApiError(action.status, message, reason=action.reason, details=details, headers=headers)
+
+    def _reset(self) -> None:
+        """Close the TCP connection with an RST and no response."""
+        self.close_connection = True
+        try:
+            raw = self.connection
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            raw.close()
+        except OSError:
+            pass
+
+    # -- routing -------------------------------------------------------------------------------------
+
+    def _route(self, path: str) -> Response:
+        parts = [p for p in path.split("/") if p]
+        if path in ("/healthz", "/readyz", "/livez"):
+            return 200, b"ok", "text/plain; charset=utf-8"
+        if parts[:1] == ["api"]:
+            if len(parts) == 1:
+                return self._json(
+                    discovery.api_versions(
+                        f"{self.server.server_address[0]!s}:{self.server.server_address[1]}"
+                    )
+                )
+            return self._resource_route("", parts[1], parts[2:])
+        if parts[:1] == ["apis"]:
+            if len(parts) == 1:
+                return self._json(discovery.api_group_list())
+            if len(parts) == 2:
+                group = discovery.api_group(parts[1])
+                if group is None:
+                    raise NOT_FOUND
+                return self._json(group)
+            return self._resource_route(parts[1], parts[2], parts[3:])
+        if path == "/version":
+            return self._json(discovery.VERSION)
+        raise NOT_FOUND
+
+    def _json(self, doc: dict[str, Any]) -> Response:
+        if self.command != "GET":
+            raise METHOD_NOT_ALLOWED
+        return 200, json.dumps(doc, separators=(",", ":")).encode(), "application/json"
+
+    def _resource_route(self, group: str, version: str, rest: list[str]) -> Response:
+        query, user = self._query, self._user
+        if not rest:
+            doc = discovery.resource_list(group, version)
+            if doc is None:
+                raise NOT_FOUND
+            return self._json(doc)
+        namespace = ""
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            namespace, rest = rest[1], rest[2:]
+        rtype = BY_PATH.get((group, version, rest[0]))
+        if rtype is None or len(rest) > 2 or (namespace and not rtype.namespaced):
+            raise NOT_FOUND
+        name = rest[1] if len(rest) == 2 else ""
+        if query.get("watch") in ("true", "1"):
+            raise ApiError(405, "watch is not supported by the kube-rehash simulator")
+        scope_ns = name if rtype.plural == "namespaces" and name else namespace
+        verb = verb_for(self.command, bool(name))
+        attr_name = "" if verb == "create" else name
+        self.server.authz.check(user, Attributes(verb, group, rtype.plural, scope_ns, attr_name))
+        dry_run = self._dry_run(query)
+        return self._dispatch(rtype, namespace, name, dry_run)
+
+    @staticmethod
+    def _dry_run(query: dict[str, str]) -> bool:
+        value = query.get("dryRun")
+        if value is None or value == "":
+            return False
+        if value != "All":
+            raise ApiError(400, f'dryRun: Unsupported value: "{value}": supported values: "All"')
+        return True
+
+    def _dispatch(self, rtype: ResourceType, namespace: str, name: str, dry_run: bool) -> Response:
+        store = self.server.store
+        method = self.command
+        query, body = self._query, self._body
+        include = query.get("includeObject", "")
+        if not name:
+            if method == "GET":
+                rep = render.negotiate(self.headers.get("Accept"), is_list=True)
+                try:
+                    limit = int(query.get("limit") or 0)
+                except ValueError:
+                    raise ApiError(400, f"limit: Invalid value: {query.get('limit')!r}") from None
+                page = store.list_page(
+                    rtype,
+                    namespace or None,
+                    label_selector=query.get("labelSelector", ""),
+                    field_selector=query.get("fieldSelector", ""),
+                    limit=max(limit, 0),
+                    continue_token=query.get("continue", ""),
+                )
+                return 200, render.list_body(rtype, page, rep, include), rep.content_type
+            if method == "POST":
+                rep = render.negotiate(self.headers.get("Accept"), is_list=False)
+                obj = self._decode(body)
+                if rtype.namespaced and not store.exists("namespaces", None, namespace):
+                    raise ApiError(
+                        404,
+                        f'namespaces "{namespace}" not found',
+                        details={"name": namespace, "kind": "namespaces"},
+                    )
+                created = store.create(
+                    obj,
+                    namespace=namespace or None,
+                    dry_run=dry_run,
+                    ensure_namespace=False,
+                    keep_status=False,
+                    resource=rtype,
+                )
+                return 201, self._object(rtype, created, rep, include), rep.content_type
+            raise METHOD_NOT_ALLOWED
+        rep = render.negotiate(self.headers.get("Accept"), is_list=False)
+        if method == "GET":
+            entry = store.get_entry(rtype, namespace, name)
+            return 200, render.object_body(entry, rep, include), rep.content_type
+        if method == "PUT":
+            obj = self._decode(body)
+            updated = store.update(
+                obj, namespace=namespace or None, name=name, dry_run=dry_run, resource=rtype
+            )
+            return 200, self._object(rtype, updated, rep, include), rep.content_type
+        if method == "PATCH":
+            existed = store.exists(rtype, namespace, name)
+            patched = store.patch(
+                rtype,
+                namespace,
+                name,
+                body,
+                self.headers.get("Content-Type", ""),
+                dry_run=dry_run,
+                field_manager=query.get("fieldManager"),
+            )
+            return (200 if existed else 201), self._object(rtype, patched, rep, include), rep.content_type
+        if method == "DELETE":
+            deleted = store.delete(rtype, namespace, name, dry_run=dry_run)
+            details: dict[str, Any] = {"name": name, "kind": rtype.plural, "uid": deleted["metadata"]["uid"]}
+            if rtype.group:
+                details["group"] = rtype.group
+            status = {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "details": details,
+            }
+            return 200, json.dumps(status, separators=(",", ":")).encode(), "application/json"
+        raise METHOD_NOT_ALLOWED
+
+    @staticmethod
+    def _decode(body: bytes) -> dict[str, Any]:
+        try:
+            obj = json.loads(body)
+        except ValueError as exc:
+            raise ApiError(400, f"couldn't get version/kind; json parse error: {exc}") from None
+        if not isinstance(obj, dict):
+            raise ApiError(400, "couldn't get version/kind; json parse error: not an object")
+        return obj
+
+    @staticmethod
+    def _object(rtype: ResourceType, obj: dict[str, Any], rep: render.Representation, include: str) -> bytes:
+        return render.object_body(Entry(rtype, obj), rep, include)
