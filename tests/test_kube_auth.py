@@ -291,3 +291,9 @@ def test_environment_ca_bundle_and_proxy_are_ignored(tmp_path: Path, monkeypatch
     assert session.trust_env is False
     assert settings["verify"] == str(ca_path)
     assert settings["proxies"] == {}
+
+
+def test_cluster_without_server_is_rejected(tmp_path: Path) -> None:
+    config = write_kubeconfig(tmp_path / "config", {"token": "t"}, cluster={"insecure-skip-tls-verify": True})
+    with pytest.raises(CredentialsError, match="context ctx: the cluster has no server URL"):
+        load_credentials(AuthOptions(kubeconfig=str(config)), env={})

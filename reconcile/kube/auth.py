@@ -223,8 +223,8 @@ def _load_kubeconfig(source: _Source) -> tuple[Configuration, str]:
 
 
 def _new_configuration() -> Configuration:
-    """A private Configuration; `proxy=""` stops it from picking up HTTPS_PROXY from the environment."""
-    return Configuration(proxy="", no_proxy="")
+    """A private Configuration: no default host; `proxy=""` so HTTPS_PROXY in the environment is ignored."""
+    return Configuration(host="", proxy="", no_proxy="")
 
 
 def _read_kubeconfig_file(path: str) -> dict[str, Any]:

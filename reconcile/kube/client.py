@@ -360,33 +360,22 @@ class KubeClient:
         reauthenticated = False
         while True:
             self._limiter.acquire()
-            headers = {"Accept": accept, "User-Agent": self.options.user_agent}
-            if content_type:
-                headers["Content-Type"] = content_type
-            authorization = self._credentials.authorization()
-            if authorization:
-                headers["Authorization"] = authorization
-            remaining = deadline - self._clock()
-            timeout = min(self.options.request_timeout, max(remaining, 1.0))
+            timeout = min(self.options.request_timeout, max(deadline - self._clock(), 1.0))
             try:
                 response = self._session.request(
-                    method, url, params=params, data=data, headers=headers, timeout=timeout
+                    method,
+                    url,
+                    params=params,
+                    data=data,
+                    headers=self._headers(accept, content_type),
+                    timeout=timeout,
                 )
             except requests.exceptions.SSLError as exc:
                 self.stats.record_request(verb, "error")
                 raise UnreachableError(f"{self.server}: TLS failure: {describe_error(exc)}") from exc
             except (requests.ConnectionError, requests.Timeout) as exc:
                 self.stats.record_request(verb, "error")
-                reason = "timeout" if isinstance(exc, requests.Timeout) else "connection"
-                delay = self._backoff(retries)
-                retriable = verb != "create" or isinstance(exc, requests.ConnectTimeout) or _not_sent(exc)
-                if not (retriable and self._may_retry(retries, delay, deadline)):
-                    attempts = f" after {retries + 1} attempts" if retries else ""
-                    raise UnreachableError(
-                        f"cannot reach {self.server}{attempts}: {describe_error(exc)}"
-                    ) from exc
-                log.debug("%s %s: %s; retrying in %.2fs", method, path, reason, delay)
-                self._pause(reason, delay)
+                self._retry_connection_failure(exc, verb == "create", retries, deadline)
                 retries += 1
                 continue
             code = response.status_code
@@ -412,6 +401,31 @@ class KubeClient:
                     retries += 1
                     continue
             raise error
+
+    def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": accept, "User-Agent": self.options.user_agent}
+        if content_type:
+            headers["Content-Type"] = content_type
+        authorization = self._credentials.authorization()  # runs the loader's refresh hook
+        if authorization:
+            headers["Authorization"] = authorization
+        return headers
+
+    def _retry_connection_failure(
+        self, exc: requests.RequestException, is_create: bool, retries: int, deadline: float
+    ) -> None:
+        """Sleep before the next attempt, or raise UnreachableError when it may not or cannot happen.
+
+        A POST that may have reached the server (read timeout, reset) is not sent again (no double create).
+        """
+        reason = "timeout" if isinstance(exc, requests.Timeout) else "connection"
+        delay = self._backoff(retries)
+        resendable = not is_create or isinstance(exc, requests.ConnectTimeout) or _not_sent(exc)
+        if not (resendable and self._may_retry(retries, delay, deadline)):
+            attempts = f" after {retries + 1} attempts" if retries else ""
+            raise UnreachableError(f"cannot reach {self.server}{attempts}: {describe_error(exc)}") from exc
+        log.debug("%s: %s; retrying in %.2fs", self.server, reason, delay)
+        self._pause(reason, delay)
 
     def _backoff(self, retries: int) -> float:
         """Full jitter: uniform in [0, min(backoff_max, base * 2**retries)]."""
