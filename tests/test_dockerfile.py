@@ -1,0 +1,100 @@
+"""The Dockerfile: hadolint-clean, hash-pinned, and consistent with the manifests that run the image."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+HADOLINT = ROOT / ".venv" / "bin" / "hadolint"
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def _instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs, with comments dropped and continuation lines joined."""
+    logical: list[str] = []
+    pending = ""
+    for line in DOCKERFILE.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.endswith("\\"):
+            pending += stripped[:-1] + " "
+            continue
+        logical.append(pending + stripped)
+        pending = ""
+    pairs = []
+    for entry in logical:
+        keyword, _, rest = entry.partition(" ")
+        pairs.append((keyword.upper(), rest.strip()))
+    return pairs
+
+
+def _final_stage() -> list[tuple[str, str]]:
+    instructions = _instructions()
+    last_from = max(i for i, (keyword, _) in enumerate(instructions) if keyword == "FROM")
+    return instructions[last_from:]
+
+
+@pytest.mark.skipif(not HADOLINT.exists(), reason=f"{HADOLINT} is absent (make unit installs it)")
+def test_hadolint_reports_nothing() -> None:
+    result = subprocess.run([str(HADOLINT), str(DOCKERFILE)], capture_output=True, text=True, check=False)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_both_stages_use_the_same_fully_pinned_python_311_slim_bookworm_base() -> None:
+    bases = [args.split()[0] for keyword, args in _instructions() if keyword == "FROM"]
+
+    assert len(bases) == 2
+    assert len(set(bases)) == 1
+    assert re.fullmatch(r"python:3\.11\.\d+-slim-bookworm(@sha256:[0-9a-f]{64})?", bases[0])
+
+
+def test_the_image_runs_as_the_uid_and_gid_of_the_manifests() -> None:
+    users = [args for keyword, args in _final_stage() if keyword == "USER"]
+    pod = yaml.safe_load((ROOT / "cronjob/base/cronjob.yaml").read_text(encoding="utf-8"))
+    pod_security = pod["spec"]["jobTemplate"]["spec"]["template"]["spec"]["securityContext"]
+
+    assert users == [f"{pod_security['runAsUser']}:{pod_security['runAsGroup']}"]
+    assert users == ["65532:65532"]
+
+
+def test_the_entrypoint_is_the_console_script_and_the_default_command_is_run() -> None:
+    final = dict(_final_stage())
+
+    assert json.loads(final["ENTRYPOINT"]) == ["kube-rehash"]
+    assert json.loads(final["CMD"]) == ["run"]
+
+
+def test_dependencies_are_installed_by_hash_and_the_wheel_without_dependencies() -> None:
+    runs = [args for keyword, args in _instructions() if keyword == "RUN"]
+    installs = [cmd.strip() for run in runs for cmd in run.split("&&") if "pip install" in cmd]
+
+    assert all("--no-cache-dir" in cmd and "--no-deps" in cmd for cmd in installs)
+    assert all("--require-hashes" in cmd for cmd in installs if "-r " in cmd)
+    assert any(".whl" in cmd for cmd in installs)
+    final_runs = " ".join(args for keyword, args in _final_stage() if keyword == "RUN")
+    assert "pip uninstall --yes setuptools wheel" in final_runs
+
+
+def test_the_build_context_carries_only_what_the_build_reads() -> None:
+    lines = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
+
+    assert lines[lines.index("*") + 1 :][:5] == [
+        "!setup.cfg",
+        "!pyproject.toml",
+        "!README.md",
+        "!reconcile/",
+        "!requirements/runtime.txt",
+    ]
+    copied = [
+        args.split()[:-1] for keyword, args in _instructions() if keyword == "COPY" and "--from" not in args
+    ]
+    sources = {s.rstrip("/") for group in copied for s in group}
+    assert sources <= {"setup.cfg", "pyproject.toml", "README.md", "reconcile", "requirements/runtime.txt"}
