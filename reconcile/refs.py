@@ -22,20 +22,34 @@ MAX_NAME = 253
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _QUOTE_LIMIT = 64
 
-# Compat annotation keys (see the peers' documentation).
-RELOADER_AUTO = "reloader.stakater.com/auto"
-RELOADER_AUTO_CONFIGMAPS = "configmap.reloader.stakater.com/auto"
-RELOADER_AUTO_SECRETS = "secret.reloader.stakater.com/auto"
-RELOADER_RELOAD_CONFIGMAPS = "configmap.reloader.stakater.com/reload"
-RELOADER_RELOAD_SECRETS = "secret.reloader.stakater.com/reload"
-RELOADER_SEARCH = "reloader.stakater.com/search"
-RELOADER_MATCH = "reloader.stakater.com/match"
 RELOADER_IGNORE = "reloader.stakater.com/ignore"
-WAVE_ENABLE = "wave.pusher.com/update-on-config-change"
 WAVE_EXTRA_CONFIGMAPS = "wave.pusher.com/extra-configmaps"
 WAVE_EXTRA_SECRETS = "wave.pusher.com/extra-secrets"
-POD_RELOADER_CONFIGMAPS = "pod-reloader.cs.sap.com/configmaps"
-POD_RELOADER_SECRETS = "pod-reloader.cs.sap.com/secrets"
+_CONFIGMAPS: frozenset[SourceKind] = frozenset({"configmap"})
+_SECRETS: frozenset[SourceKind] = frozenset({"secret"})
+
+# Per compat rule, as in each peer: flags (key, kinds then discovered from the pod spec, match annotation
+# turned on) and explicit lists (key, kind). Compat lists name exactly their sources: no pod-spec discovery.
+_Flag = tuple[str, frozenset[SourceKind], str | None]
+_COMPAT_FLAGS: dict[str, tuple[_Flag, ...]] = {
+    "reloader": (
+        ("reloader.stakater.com/auto", KINDS, None),
+        ("configmap.reloader.stakater.com/auto", _CONFIGMAPS, None),
+        ("secret.reloader.stakater.com/auto", _SECRETS, None),
+        ("reloader.stakater.com/search", frozenset(), "reloader.stakater.com/match"),
+    ),
+    "wave": (("wave.pusher.com/update-on-config-change", KINDS, None),),
+}
+_COMPAT_LISTS: dict[str, tuple[tuple[str, SourceKind], ...]] = {
+    "reloader": (
+        ("configmap.reloader.stakater.com/reload", "configmap"),
+        ("secret.reloader.stakater.com/reload", "secret"),
+    ),
+    "pod-reloader": (
+        ("pod-reloader.cs.sap.com/configmaps", "configmap"),
+        ("pod-reloader.cs.sap.com/secrets", "secret"),
+    ),
+}
 
 _KEY_REFS: tuple[tuple[str, SourceKind], ...] = (("configMapKeyRef", "configmap"), ("secretKeyRef", "secret"))
 _ENV_FROM: tuple[tuple[str, SourceKind], ...] = (("configMapRef", "configmap"), ("secretRef", "secret"))
@@ -81,12 +95,20 @@ class Discovery:
     """What a workload's annotations and pod spec say about its dependencies."""
 
     opted_in: bool
+    """Some opt-in annotation (own, or of an enabled compat rule) is present."""
     ignored: bool
+    """`<prefix>/ignore: "true"` is set; independent of `opted_in`."""
     references: tuple[Reference, ...]
+    """Merged per (kind, name), sorted by (kind, name); empty unless opted in."""
     match_annotations: frozenset[str]
+    """Search mode: a source with any of these annotations "true" is a dependency
+    (the whole object, only while it exists)."""
     search_kinds: frozenset[SourceKind]
+    """The source kinds search mode covers; empty when search mode is off."""
     problems: tuple[str, ...]
+    """Human-readable descriptions of input that was left out (at most MAX_PROBLEMS, then a count)."""
     via: tuple[str, ...]
+    """The annotation keys that opted the workload in, sorted."""
 
 
 @dataclass
@@ -103,24 +125,19 @@ class _Collector:
     uses: dict[tuple[SourceKind, str], _Use] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
-    def add(self, kind: SourceKind, name: str, keys: frozenset[str] | None, optional: bool) -> None:
-        use = self.uses.setdefault((kind, name), _Use())
-        if keys is None:
-            use.whole = True
-        else:
-            use.keys |= keys
-        use.optional = use.optional and optional
-
     def add_named(
         self, kind: SourceKind, name: Any, keys: frozenset[str] | None, optional: bool, where: str
     ) -> None:
-        """Add a use whose name came from input, reporting a missing or invalid name instead."""
+        """Merge one use (keys None: whole object), reporting a missing or invalid name instead."""
         if not isinstance(name, str) or not name:
             self.problems.append(f"{where}: missing name")
         elif not is_valid_name(name):
             self.problems.append(f"{where}: {quote_text(name)} is not a valid name")
         else:
-            self.add(kind, name, keys, optional)
+            use = self.uses.setdefault((kind, name), _Use())
+            use.whole = use.whole or keys is None
+            use.keys |= keys or frozenset()
+            use.optional = use.optional and optional
 
     def references(self) -> tuple[Reference, ...]:
         return tuple(
@@ -330,29 +347,15 @@ def discover(
     def flag(key: str) -> bool:
         return is_true(read_string(ann, key, out))
 
-    flags: list[tuple[str, frozenset[SourceKind], str | None]] = [
-        (f"{prefix}/watch", KINDS, None),
-        (f"{prefix}/search", KINDS, f"{prefix}/match"),
+    flags: list[_Flag] = [(f"{prefix}/watch", KINDS, None), (f"{prefix}/search", KINDS, f"{prefix}/match")]
+    lists: list[tuple[str, SourceKind]] = [
+        (f"{prefix}/configmaps", "configmap"),
+        (f"{prefix}/secrets", "secret"),
     ]
-    lists: list[tuple[str, SourceKind, bool]] = [
-        (f"{prefix}/configmaps", "configmap", True),
-        (f"{prefix}/secrets", "secret", True),
-    ]
-    if "reloader" in compat:
-        flags += [
-            (RELOADER_AUTO, KINDS, None),
-            (RELOADER_AUTO_CONFIGMAPS, frozenset({"configmap"}), None),
-            (RELOADER_AUTO_SECRETS, frozenset({"secret"}), None),
-            (RELOADER_SEARCH, frozenset(), RELOADER_MATCH),
-        ]
-        lists += [
-            (RELOADER_RELOAD_CONFIGMAPS, "configmap", False),
-            (RELOADER_RELOAD_SECRETS, "secret", False),
-        ]
-    if "wave" in compat:
-        flags.append((WAVE_ENABLE, KINDS, None))
-    if "pod-reloader" in compat:
-        lists += [(POD_RELOADER_CONFIGMAPS, "configmap", False), (POD_RELOADER_SECRETS, "secret", False)]
+    own_lists = len(lists)  # the own lists also turn on pod-spec discovery
+    for rule in sorted(compat):
+        flags += _COMPAT_FLAGS.get(rule, ())
+        lists += _COMPAT_LISTS.get(rule, ())
 
     for key, kinds, match_key in flags:
         if flag(key):
@@ -360,10 +363,10 @@ def discover(
             scan_kinds |= kinds
             if match_key is not None:
                 match.add(match_key)
-    for key, kind, implies_scan in lists:
+    for index, (key, kind) in enumerate(lists):
         if add_listed(ann, key, kind, out):
             via.append(key)
-            if implies_scan:
+            if index < own_lists:
                 scan_kinds |= KINDS
     if "wave" in compat and via:
         add_wave_extras(ann, WAVE_EXTRA_CONFIGMAPS, "configmap", namespace, out)
