@@ -1,18 +1,325 @@
-"""Command-line entry point (skeleton; the full command set lands with the reconcile pass)."""
+"""The `kube-rehash` command: parses flags, builds settings once, runs a command, maps failures to exit codes.
+
+Exit codes are the contract's: 0 done, 1 something failed, 2 usage/configuration, 3 `plan
+--detailed-exitcode` with pending rollouts, 4 API unreachable or credentials rejected.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from reconcile import __version__
+from reconcile.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PENDING,
+    EXIT_USAGE,
+    ConfigError,
+    RehashError,
+    Unauthorized,
+)
+from reconcile.logs import setup_logging
+from reconcile.report import Report
+from reconcile.settings import Settings, load_settings
+
+log = logging.getLogger("kube-rehash")
+
+COMMON_FLAGS = (
+    "config",
+    "kubeconfig",
+    "context",
+    "namespaces",
+    "output",
+    "log_format",
+    "verbosity",
+    "timeout",
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with a one-line message, as the contract says for usage errors."""
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_USAGE, f"kube-rehash: error: {message} (see --help)\n")
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    s = argparse.SUPPRESS
+    p.add_argument(
+        "--config", metavar="FILE", default=s, help="YAML configuration file (env KUBE_REHASH_CONFIG)"
+    )
+    p.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        default=s,
+        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)",
+    )
+    p.add_argument("--context", metavar="NAME", default=s, help="kubeconfig context to use")
+    p.add_argument(
+        "-n",
+        "--namespace",
+        dest="namespaces",
+        action="append",
+        metavar="NS",
+        default=s,
+        help="namespace to reconcile (repeatable; default: all). Never lists cluster-wide when given",
+    )
+    p.add_argument("--output", "-o", choices=("text", "json"), default=s, help="report format on stdout")
+    p.add_argument("--log-format", choices=("text", "json"), default=s, help="log format on stderr")
+    p.add_argument(
+        "-v", "--verbose", dest="verbosity", action="count", default=s, help="more logging (-vv for debug)"
+    )
+    p.add_argument(
+        "--timeout", type=float, metavar="SECONDS", default=s, help="time budget of the whole pass"
+    )
+
+
+def add_pass_flags(p: argparse.ArgumentParser) -> None:
+    s = argparse.SUPPRESS
+    p.add_argument(
+        "--max-rollouts", type=int, metavar="N", default=s, help="roll at most N workloads; defer the rest"
+    )
+    p.add_argument(
+        "--shard", metavar="I/N", default=s, help="process shard I of N (0-based) of the namespaces"
+    )
+    p.add_argument(
+        "--fetch",
+        choices=("auto", "list", "get"),
+        default=s,
+        help="how ConfigMaps/Secrets are read; 'get' needs only get permission",
+    )
+    p.add_argument(
+        "--pushgateway", metavar="URL", default=s, help="push metrics to this Prometheus Pushgateway"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="kube-rehash", description="Roll workloads whose ConfigMaps or Secrets changed, in one pass."
+    )
+    parser.add_argument("--version", action="version", version=f"kube-rehash {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    run = sub.add_parser("run", help="one reconcile pass (what the CronJob runs)")
+    add_common(run)
+    add_pass_flags(run)
+    run.add_argument(
+        "--dry-run",
+        nargs="?",
+        const="client",
+        choices=("client", "server"),
+        default=argparse.SUPPRESS,
+        help="client (default): send no writes; server: send writes with dryRun=All",
+    )
+    plan = sub.add_parser("plan", help="what a pass would do (run --dry-run)")
+    add_common(plan)
+    add_pass_flags(plan)
+    plan.add_argument("--detailed-exitcode", action="store_true", help="exit 3 when rollouts are pending")
+    explain = sub.add_parser("explain", help="references, sources, hashes and the decision for one workload")
+    add_common(explain)
+    explain.add_argument("target", metavar="KIND/NAME", help="e.g. deployment/web")
+    demo = sub.add_parser("demo", help="walk through a few passes on the embedded API simulator")
+    demo.add_argument("--quiet", action="store_true", help="only the narration, no reports")
+    simulate = sub.add_parser(
+        "simulate", help="serve the embedded API simulator and write a kubeconfig for it"
+    )
+    simulate.add_argument("--kubeconfig-out", metavar="FILE", default="kube-rehash-sim.kubeconfig")
+    simulate.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    simulate.add_argument("--seed-demo", action="store_true", help="load the demo's small app")
+    sub.add_parser("version", help="print the version")
+    return parser
+
+
+def flags_of(args: argparse.Namespace) -> dict[str, object]:
+    """The settings fields the user actually gave as flags."""
+    names = (*COMMON_FLAGS, "max_rollouts", "shard", "fetch", "pushgateway", "dry_run")
+    return {n: getattr(args, n) for n in names if n in vars(args) and n != "config"}
+
+
+def load(args: argparse.Namespace, **forced: object) -> Settings:
+    flags = {**flags_of(args), **forced}
+    return load_settings(config_file=getattr(args, "config", None), env=os.environ, flags=flags)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="kube-rehash")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("version", help="print the version")
-    args = parser.parse_args(argv)
-    if args.command == "version":
+    args = build_parser().parse_args(argv)
+    setup_logging(getattr(args, "log_format", "text"), getattr(args, "verbosity", 0))
+    try:
+        return dispatch(args)
+    except RehashError as exc:
+        print(f"kube-rehash: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("kube-rehash: interrupted", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    command: str = args.command
+    if command == "version":
         print(f"kube-rehash {__version__}")
-    return 0
+        return EXIT_OK
+    if command == "demo":
+        from reconcile.demo import run_demo
+
+        return run_demo(quiet=args.quiet)
+    if command == "simulate":
+        from reconcile.demo import serve_simulator
+
+        return serve_simulator(Path(args.kubeconfig_out), port=args.port, seed_demo_app=args.seed_demo)
+    if command == "explain":
+        return cmd_explain(args)
+    forced: dict[str, object] = {"dry_run": "client"} if command == "plan" else {}
+    settings = load(args, **forced)
+    setup_logging(settings.log_format, settings.verbosity)
+    return cmd_run(settings, detailed=getattr(args, "detailed_exitcode", False))
+
+
+def connect(settings: Settings) -> Any:
+    """An API client for the settings, after proving the server answers and accepts the credentials."""
+    from reconcile.kube.auth import AuthOptions, load_credentials
+    from reconcile.kube.client import ClientOptions, KubeClient
+
+    credentials = load_credentials(AuthOptions(settings.kubeconfig, settings.context))
+    options = ClientOptions(
+        request_timeout=settings.request_timeout,
+        page_size=settings.page_size,
+        qps=settings.qps,
+        pool_size=max(4, settings.concurrency * 2),
+    )
+    client = KubeClient(credentials, options, stop_at=time.monotonic() + settings.timeout)
+    try:
+        client.check_connection()
+    except Unauthorized as exc:
+        raise Unauthorized(
+            exc.code, exc.reason, f"credentials rejected by {client.server} ({credentials.source})"
+        ) from None
+    log.debug("connected to %s using %s", client.server, credentials.source)
+    return client
+
+
+def read_hash_key(settings: Settings) -> bytes | None:
+    if settings.hash_key_file is None:
+        return None
+    try:
+        key = Path(settings.hash_key_file).read_bytes().strip()
+    except OSError as exc:
+        raise ConfigError(f"hashKeyFile {settings.hash_key_file}: cannot read it ({exc.strerror})") from None
+    if len(key) < 16:
+        raise ConfigError(f"hashKeyFile {settings.hash_key_file}: the key must have at least 16 bytes")
+    return key
+
+
+def install_stop_handler() -> threading.Event:
+    """SIGTERM (a CronJob deadline, a node drain) stops new writes; the report is still printed."""
+    stop = threading.Event()
+
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        log.warning("received signal %d: finishing in-flight writes, starting no new ones", signum)
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handle)
+    return stop
+
+
+def progress_printer(settings: Settings) -> Callable[[int, int], None] | None:
+    """A progress line on an interactive stderr for big passes; never in a CronJob."""
+    if not sys.stderr.isatty() or (settings.output == "json" and not sys.stdout.isatty()):
+        return None
+
+    def show(done: int, total: int) -> None:
+        if total >= 50 and (done % 25 == 0 or done == total):
+            end = "\n" if done == total else ""
+            print(f"\r  {done}/{total} workloads", end=end, file=sys.stderr, flush=True)
+
+    return show
+
+
+def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
+    from reconcile.run import run_pass
+
+    hash_key = read_hash_key(settings)
+    client = connect(settings)
+    stop = install_stop_handler()
+    try:
+        report = run_pass(settings, client, hash_key=hash_key, stop=stop, progress=progress_printer(settings))
+    finally:
+        client.close()
+    print(report.render_json() if settings.output == "json" else report.render_text())
+    if settings.pushgateway:
+        push(settings, report)
+    if report.failed or report.interrupted:
+        return EXIT_FAILED
+    if detailed and report.pending_rollouts:
+        return EXIT_PENDING
+    return EXIT_OK
+
+
+def requests_by_code(api: dict[str, Any]) -> dict[tuple[str, int], int]:
+    """(verb, status code) counts from the client's stats snapshot; connection errors count as code 0."""
+    out: dict[tuple[str, int], int] = {}
+    for verb, codes in (api.get("requests") or {}).items():
+        for code, count in codes.items():
+            out[(verb, int(code) if str(code).isdigit() else 0)] = int(count)
+    return out
+
+
+def push(settings: Settings, report: Report) -> None:
+    from reconcile.metrics import push_metrics
+
+    assert settings.pushgateway is not None
+    summary = report.summary()
+    try:
+        push_metrics(
+            settings.pushgateway,
+            job="kube-rehash",
+            grouping={"shard": f"{settings.shard.index}" if settings.shard else "all"},
+            summary=summary,
+            api_requests=requests_by_code(report.api),
+            configs_fetched=report.contents_fetched,
+            duration_seconds=report.duration,
+            success=not report.failed and not report.interrupted,
+            deferred=summary["deferred"],
+        )
+    except RehashError as exc:
+        log.warning("pushing metrics failed: %s", exc)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from reconcile.explain import explain_workload
+    from reconcile.kube.kinds import find_kind
+
+    kind_name, _, name = args.target.partition("/")
+    if not name:
+        raise ConfigError(f"explain: {args.target!r} is not KIND/NAME (e.g. deployment/web)")
+    settings = load(args, dry_run="client")
+    namespaces = settings.namespaces or ("default",)
+    if len(namespaces) != 1:
+        raise ConfigError("explain: give exactly one -n NAMESPACE")
+    try:
+        kind = find_kind(kind_name, settings.kinds)
+    except KeyError as exc:
+        raise ConfigError(f"explain: {exc.args[0]}") from None
+    client = connect(settings)
+    try:
+        explanation = explain_workload(
+            settings, client, kind, namespaces[0], name, hash_key=read_hash_key(settings)
+        )
+    finally:
+        client.close()
+    if settings.output == "json":
+        print(json.dumps(explanation.to_json(), indent=2))
+    else:
+        print(explanation.render_text())
+    return EXIT_FAILED if explanation.decision.action.value == "failed" else EXIT_OK
