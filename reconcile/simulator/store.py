@@ -61,6 +61,17 @@ class Store:
     def _key(rtype: ResourceType, namespace: str | None, name: str) -> Key:
         return ((namespace or "") if rtype.namespaced else "", name)
 
+    def _typed(self, obj: Obj, resource: str | ResourceType | None) -> ResourceType:
+        """The object's resource; with `resource` given (a URL), missing apiVersion/kind default from it."""
+        if resource is None:
+            return for_object(obj)
+        rtype = self._rtype(resource)
+        obj.setdefault("apiVersion", rtype.api_version)
+        obj.setdefault("kind", rtype.kind)
+        if (obj["apiVersion"], obj["kind"]) != (rtype.api_version, rtype.kind):
+            raise api_version_mismatch(obj.get("apiVersion"), rtype.api_version)
+        return rtype
+
     def _next_rv(self) -> int:
         self._rv += 1
         return self._rv
@@ -114,12 +125,7 @@ class Store:
         `ensure_namespace=False, keep_status=False` (404 for a missing namespace, status dropped).
         """
         new: Obj = json.loads(dumps(obj))
-        rtype = self._rtype(resource) if resource is not None else for_object(new)
-        if resource is not None and (new.get("apiVersion"), new.get("kind")) != (
-            rtype.api_version,
-            rtype.kind,
-        ):
-            raise api_version_mismatch(new.get("apiVersion"), rtype.api_version)
+        rtype = self._typed(new, resource)
         self._resolve_names(rtype, new, namespace)
         objects.validate(rtype, new)
         with self._lock:
@@ -262,7 +268,7 @@ class Store:
     ) -> Obj:
         """PUT semantics: replace the object; a stale metadata.resourceVersion is 409 Conflict."""
         new: Obj = json.loads(dumps(obj))
-        rtype = self._rtype(resource) if resource is not None else for_object(new)
+        rtype = self._typed(new, resource)
         self._resolve_names(rtype, new, namespace)
         meta = new["metadata"]
         if name is not None and meta.get("name") != name:

@@ -1,0 +1,106 @@
+"""Fault rules: matching, firing schedule, and each action over real HTTPS."""
+
+from __future__ import annotations
+
+import http.client
+import ssl
+import time
+from typing import Any
+
+import pytest
+from simhelpers import call, configmap
+
+from reconcile.simulator import Simulator
+from reconcile.simulator.faults import FaultRule, Faults, Respond
+
+
+def fire_pattern(
+    faults: Faults,
+    n: int,
+    method: str = "GET",
+    path: str = "/api/v1/configmaps",
+    query: dict[str, str] | None = None,
+) -> list[bool]:
+    return [bool(faults.pick(method, path, query or {})) for _ in range(n)]
+
+
+def test_nth_every_and_max_count() -> None:
+    faults = Faults()
+    faults.add(FaultRule(Respond(500), nth=2))
+    assert fire_pattern(faults, 4) == [False, True, False, False]
+    faults.clear()
+    faults.add(FaultRule(Respond(500), nth=2, every=True, max_count=2))
+    assert fire_pattern(faults, 5) == [False, True, True, False, False]
+    faults.clear()
+    rule = faults.add(FaultRule(Respond(500), max_count=3))
+    assert fire_pattern(faults, 5) == [True, True, True, False, False]
+    assert (rule.matched, rule.fired) == (5, 3)
+
+
+def test_matching_by_method_path_query_and_param() -> None:
+    faults = Faults()
+    faults.add(FaultRule(Respond(500), method="PATCH", path=r"/deployments/"))
+    assert fire_pattern(faults, 1, "GET", "/apis/apps/v1/namespaces/x/deployments/a") == [False]
+    assert fire_pattern(faults, 1, "PATCH", "/apis/apps/v1/namespaces/x/deployments/a") == [True]
+    faults.clear()
+    faults.add(FaultRule(Respond(500), param="continue"))
+    assert fire_pattern(faults, 1, query={"limit": "1"}) == [False]
+    assert fire_pattern(faults, 1, query={"continue": "x"}) == [True]
+    faults.clear()
+    faults.add(FaultRule(Respond(500), query=lambda q: q.get("limit") == "500"))
+    assert fire_pattern(faults, 2, query={"limit": "500"}) == [True, True]
+
+
+def test_probability_is_seeded() -> None:
+    first, second = Faults(seed=7), Faults(seed=7)
+    for faults in (first, second):
+        faults.add(FaultRule(Respond(500), probability=0.5))
+    pattern = fire_pattern(first, 40)
+    assert pattern == fire_pattern(second, 40)
+    assert 5 < sum(pattern) < 35
+
+
+def test_respond_with_retry_after(sim: Simulator) -> None:
+    sim.faults.respond(429, retry_after=3, message="Too many requests, please try again later.", nth=1)
+    reply = call(sim, "GET", "/api/v1/configmaps")
+    assert reply.status == 429
+    assert reply.headers["Retry-After"] == "3"
+    body = reply.json()
+    assert body["reason"] == "TooManyRequests" and body["details"] == {"retryAfterSeconds": 3}
+    assert call(sim, "GET", "/api/v1/configmaps").status == 200
+
+
+def _raw_get(sim: Simulator, path: str) -> Any:
+    conn = http.client.HTTPSConnection(
+        "127.0.0.1", sim.port, context=ssl.create_default_context(cadata=sim.ca_pem.decode()), timeout=10
+    )
+    conn.request("GET", path, headers={"Authorization": f"Bearer {sim.admin_token}"})
+    return conn.getresponse()
+
+
+def test_reset_connection(sim: Simulator) -> None:
+    sim.faults.reset_connection(path="/configmaps", max_count=1)
+    with pytest.raises((ConnectionError, http.client.RemoteDisconnected, ssl.SSLError, OSError)):
+        _raw_get(sim, "/api/v1/configmaps")
+    assert _raw_get(sim, "/api/v1/configmaps").status == 200
+    assert sim.log.entries()[0].status == 0
+
+
+def test_delay(sim: Simulator) -> None:
+    sim.faults.delay(0.3, max_count=1)
+    started = time.perf_counter()
+    assert call(sim, "GET", "/api/v1/configmaps").status == 200
+    assert time.perf_counter() - started >= 0.3
+
+
+def test_mutate_runs_before_the_request(sim: Simulator) -> None:
+    sim.store.create(configmap("c"))
+    sim.faults.mutate(
+        lambda store: store.patch_merge("configmaps", "shop", "c", {"data": {"k": "changed"}}),
+        method="PUT",
+        max_count=1,
+    )
+    stale = sim.store.get("configmaps", "shop", "c")
+    reply = call(sim, "PUT", "/api/v1/namespaces/shop/configmaps/c", {**stale, "data": {"k": "mine"}})
+    assert reply.status == 409
+    assert sim.store.get("configmaps", "shop", "c")["data"] == {"k": "changed"}
