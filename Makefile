@@ -22,8 +22,8 @@ demo: | $(BIN)/python
 	$(BIN)/kube-rehash demo
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check reconcile tests benchmarks
-	$(BIN)/ruff format --check reconcile tests benchmarks
+	$(BIN)/ruff check reconcile tests $(wildcard benchmarks)
+	$(BIN)/ruff format --check reconcile tests $(wildcard benchmarks)
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy --strict reconcile
