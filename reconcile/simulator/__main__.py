@@ -1,7 +1,8 @@
 """`python -m reconcile.simulator`: serve the simulator as its own process until SIGTERM/SIGINT.
 
 Benchmarks run the API server in a separate process so its CPU time does not count against the
-client's; `--load` seeds objects in bulk and `--ready-file` tells the parent when to start.
+client's; `--load` seeds objects in bulk, `--ready-file` tells the parent when to start and
+`--log-file` hands it the request log (requests, bytes) as JSON lines.
 """
 
 from __future__ import annotations
@@ -49,9 +50,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--ready-file", type=pathlib.Path, default=None, help="written (with the URL) when serving"
     )
+    parser.add_argument(
+        "--log-file",
+        type=pathlib.Path,
+        default=None,
+        help="append the request log here as JSON lines (no request bodies), flushed per request",
+    )
     args = parser.parse_args(argv)
 
     sim = Simulator(host=args.host, port=args.port, admin_token=args.admin_token)
+    if args.log_file is not None:
+        sim.log.write_to(args.log_file.open("a", encoding="utf-8"))
     for path in args.load:
         sim.store.create_many(load_objects(path))
     stop = threading.Event()

@@ -6,10 +6,13 @@ content type", "the list was paged 20 times", bytes on the wire.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import IO
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -34,6 +37,12 @@ class LogEntry:
     def is_write(self) -> bool:
         return self.method in WRITE_METHODS
 
+    def to_json(self) -> str:
+        """One JSON line without the request body (bodies may hold Secret data)."""
+        doc = asdict(self)
+        del doc["body"]
+        return json.dumps(doc, separators=(",", ":"), sort_keys=True)
+
 
 class RequestLog:
     """Thread-safe, append-only until `clear()`."""
@@ -41,10 +50,27 @@ class RequestLog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: list[LogEntry] = []
+        self._listeners: list[Callable[[LogEntry], None]] = []
 
     def append(self, entry: LogEntry) -> None:
         with self._lock:
             self._entries.append(entry)
+            for listener in self._listeners:
+                listener(entry)
+
+    def subscribe(self, listener: Callable[[LogEntry], None]) -> None:
+        """Call `listener` with every later entry, in order (under the log's lock: keep it quick)."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    def write_to(self, stream: IO[str]) -> None:
+        """Mirror every later entry to `stream` as a flushed JSON line (for a separate-process reader)."""
+
+        def write(entry: LogEntry) -> None:
+            stream.write(entry.to_json() + "\n")
+            stream.flush()
+
+        self.subscribe(write)
 
     def clear(self) -> None:
         with self._lock:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import re
 import secrets
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from .errors import ApiError, invalid
+from .errors import ApiError, api_version_mismatch, conflict, invalid, name_mismatch, namespace_mismatch
 from .resources import ResourceType
 
 Obj = dict[str, Any]
@@ -181,4 +182,34 @@ def prepare_update(rtype: ResourceType, old: Obj, new: Obj, rv: int, *, keep_sta
             new["status"] = old["status"]
         else:
             new.pop("status", None)
+    return new
+
+
+def check_patched(rtype: ResourceType, old: Obj, new: Obj, name: str) -> None:
+    """What a patch may not change (name, namespace, kind); a new resourceVersion fails the precondition."""
+    meta = new.get("metadata")
+    if not isinstance(meta, dict):
+        raise ApiError(422, "metadata: Required value")
+    old_meta = old["metadata"]
+    if meta.get("name") != name:
+        raise name_mismatch(meta.get("name"), name)
+    if rtype.namespaced and meta.get("namespace") != old_meta.get("namespace"):
+        raise namespace_mismatch()
+    if meta.get("resourceVersion") not in (None, "", old_meta["resourceVersion"]):
+        raise conflict(rtype.plural, rtype.group, name)
+    if (new.get("apiVersion"), new.get("kind")) != (rtype.api_version, rtype.kind):
+        raise api_version_mismatch(new.get("apiVersion"), rtype.api_version)
+
+
+def apply_target(rtype: ResourceType, namespace: str | None, name: str, applied: Any) -> Obj:
+    """The object a server-side apply creates when none exists: the applied manifest, named by the URL."""
+    new: Obj = copy.deepcopy(applied)
+    meta = new.setdefault("metadata", {})
+    if meta.get("name", name) != name:
+        raise name_mismatch(meta.get("name"), name)
+    meta["name"] = name
+    if rtype.namespaced:
+        meta["namespace"] = namespace or meta.get("namespace") or "default"
+    if (new.get("apiVersion"), new.get("kind")) != (rtype.api_version, rtype.kind):
+        raise api_version_mismatch(new.get("apiVersion"), rtype.api_version)
     return new

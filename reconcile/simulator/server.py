@@ -116,8 +116,6 @@ class _Handler(BaseHTTPRequestHandler):
         query = dict(parse_qsl(split.query, keep_blank_values=True))
         body = self._read_body()
         user: User | None = None
-        status = 0
-        sent = 0
         extra: dict[str, str] = {}
         try:
             try:
@@ -143,18 +141,16 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a simulator bug must still answer with a Status
             error = ApiError(500, f"simulator internal error: {type(exc).__name__}: {exc}")
             code, payload, content_type = 500, error.body(), "application/json"
-        status, sent = code, len(payload)
-        try:
-            self.send_response(code)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.send_header("Cache-Control", "no-cache, private")
-            for key, value in extra.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(payload)
-        finally:
-            self._log(path, query, body, (status, sent, user, started))
+        # Logged before the response leaves, so a client that got its answer finds the entry.
+        self._log(path, query, body, (code, len(payload), user, started))
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for key, value in extra.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(payload)
 
     def _log(
         self, path: str, query: dict[str, str], body: bytes, outcome: tuple[int, int, User | None, float]

@@ -322,37 +322,13 @@ class Store:
             if old is None:
                 if kind != patches.APPLY:
                     raise not_found(rtype.plural, rtype.group, name)
-                created = self._apply_create(rtype, namespace, name, value)
+                created = objects.apply_target(rtype, namespace, name, value)
                 objects.validate(rtype, created)
                 return self._create_locked(rtype, created, dry_run, False, False).copy()
             new = patches.apply(old.copy(), kind, value)
-            meta = new.get("metadata")
-            if not isinstance(meta, dict):
-                raise ApiError(422, "metadata: Required value")
-            old_meta = old.obj["metadata"]
-            if meta.get("name") != name:
-                raise name_mismatch(meta.get("name"), name)
-            if rtype.namespaced and meta.get("namespace") != old_meta.get("namespace"):
-                raise namespace_mismatch()
-            if meta.get("resourceVersion") not in (None, "", old_meta["resourceVersion"]):
-                raise conflict(rtype.plural, rtype.group, name)
-            if (new.get("apiVersion"), new.get("kind")) != (rtype.api_version, rtype.kind):
-                raise api_version_mismatch(new.get("apiVersion"), rtype.api_version)
+            objects.check_patched(rtype, old.obj, new, name)
             objects.validate(rtype, new)
             return self._replace_locked(rtype, old, new, dry_run, False).copy()
-
-    @staticmethod
-    def _apply_create(rtype: ResourceType, namespace: str | None, name: str, value: Any) -> Obj:
-        new: Obj = json.loads(dumps(value))
-        meta = new.setdefault("metadata", {})
-        if meta.get("name", name) != name:
-            raise name_mismatch(meta.get("name"), name)
-        meta["name"] = name
-        if rtype.namespaced:
-            meta["namespace"] = namespace or meta.get("namespace") or "default"
-        if (new.get("apiVersion"), new.get("kind")) != (rtype.api_version, rtype.kind):
-            raise api_version_mismatch(new.get("apiVersion"), rtype.api_version)
-        return new
 
     def patch_merge(
         self, resource: str | ResourceType, namespace: str | None, name: str, patch: Mapping[str, Any]
@@ -361,7 +337,7 @@ class Store:
         return self.patch(resource, namespace, name, dict(patch), patches.MERGE)
 
     def mutate(
-        self, resource: str | ResourceType, namespace: str | None, name: str, fn: Callable[[Obj], None]
+        self, resource: str | ResourceType, namespace: str | None, name: str, fn: Callable[[Obj], object]
     ) -> Obj:
         """Seeding helper: `fn` edits a copy in place; the result is stored like a PUT (status kept)."""
         rtype = self._rtype(resource)

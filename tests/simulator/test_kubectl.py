@@ -111,6 +111,7 @@ def test_annotate_label_and_patches(seeded: Simulator, kubectl: Any) -> None:
         check=False,
     )
     assert failed.returncode != 0
+    assert not seeded.log.entries(path="^/openapi")  # kubectl needs no OpenAPI document for these
     patches = [e.content_type for e in seeded.log.entries(method="PATCH")]
     assert patches == [
         "application/merge-patch+json",
