@@ -1,0 +1,225 @@
+"""`python -m benchmarks` (what `make bench` runs): the cost of a kube-rehash pass, with numbers.
+
+For each cluster size it generates a synthetic cluster, serves it from a simulator in its own process
+and measures, in one run, a steady-state pass (after a first adopting pass) and a pass after 5% of
+the referenced sources changed, for kube-rehash, the naive script (benchmarks/naive.py) and the floor
+(benchmarks/floor.py). Optional extra scenarios: `--shards N` (per-shard requests) and
+`--unrelated-secrets F` (Secrets nobody references grow Fx: peak RSS must stay flat).
+Results go to a JSON file and, with `--chart`, to a matplotlib chart (matplotlib is imported only then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import platform
+import random
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from benchmarks.generate import Shape, generate, write
+from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
+
+KUBE_REHASH = str(Path(sys.executable).parent / "kube-rehash")
+TOOLS = ("kube-rehash", "naive", "floor")
+
+
+def commands(sim: SimulatorProcess, config: Path) -> dict[str, list[str]]:
+    kubeconfig = str(sim.kubeconfig)
+    return {
+        "kube-rehash": [
+            KUBE_REHASH,
+            "run",
+            "-o",
+            "json",
+            "--kubeconfig",
+            kubeconfig,
+            "--config",
+            str(config),
+        ],
+        "naive": [sys.executable, "-m", "benchmarks.naive", "--kubeconfig", kubeconfig],
+        "floor": [sys.executable, "-m", "benchmarks.floor", "--kubeconfig", kubeconfig],
+    }
+
+
+def rehash_report(run: Measured) -> dict[str, Any]:
+    try:
+        doc: dict[str, Any] = json.loads(run.stdout)
+    except ValueError:
+        raise RuntimeError(f"kube-rehash exit {run.code}: {run.stderr[-2000:]}") from None
+    return {"summary": doc["summary"], "configs_fetched": doc.get("configs_fetched")}
+
+
+def scenario(
+    shape: Shape,
+    workdir: Path,
+    *,
+    change_fraction: float,
+    shards: int,
+    qps: float,
+    passes: tuple[str, ...] = ("steady", "change"),
+    tools: tuple[str, ...] = TOOLS,
+    log: Any = print,
+) -> dict[str, Any]:
+    """Measure one cluster: {"shape", "steady": {tool: row}, "change": {...}, "shards": [...], ...}."""
+    started = time.monotonic()
+    cluster = generate(shape)
+    load = workdir / "cluster.json"
+    size = write(cluster, load)
+    objects = len(cluster.objects)
+    del cluster.objects[:]  # the simulator holds them now; keep the harness small
+    log(
+        f"[{shape.label()}] generated {objects} objects, {size / 1e6:.0f} MB "
+        f"in {time.monotonic() - started:.0f}s"
+    )
+    config = workdir / "kube-rehash.yaml"
+    config.write_text(f"qps: {qps}\n")
+    result: dict[str, Any] = {"shape": asdict(shape), "objects": objects, "load_bytes": size}
+    result["referenced_sources"] = len(cluster.referenced)
+    with SimulatorProcess(load, workdir) as sim:
+        argv = commands(sim, config)
+        for name in ("kube-rehash", "naive"):  # first passes: adopt / hash everything once
+            if name in tools:
+                first = measure(name, argv[name], sim)
+                result.setdefault("first", {})[name] = first.row()
+                if name == "kube-rehash":
+                    result["first"][name].update(rehash_report(first))
+                log(f"  first {name}: {first.wall:.1f}s, {first.traffic.requests} requests")
+        if "steady" in passes:
+            result["steady"] = {}
+            for name in tools:
+                run = measure(name, argv[name], sim)
+                result["steady"][name] = run.row()
+                if name == "kube-rehash":
+                    result["steady"][name].update(rehash_report(run))
+                log(f"  steady {name}: {run.row()}")
+            for index in range(shards):
+                run = measure("kube-rehash", [*argv["kube-rehash"], "--shard", f"{index}/{shards}"], sim)
+                result.setdefault("shards", []).append({**run.row(), **rehash_report(run)})
+                log(f"  shard {index}/{shards}: {run.traffic.requests} requests")
+        if "change" in passes:
+            rng = random.Random(shape.seed + 1)
+            count = max(1, round(change_fraction * len(cluster.referenced)))
+            changed = sorted(rng.sample(cluster.referenced, count))
+            change_sources(sim, changed, f"changed-{shape.seed}-{time.time_ns()}")
+            result["changed_sources"] = count
+            result["change"] = {}
+            for name in tools:
+                run = measure(name, argv[name], sim)
+                result["change"][name] = run.row()
+                if name == "kube-rehash":
+                    result["change"][name].update(rehash_report(run))
+                    fetched = {p.split("/", 4)[4] for p in run.traffic.content_paths}
+                    expected = {f"{ns}/{kind}s/{name}" for kind, ns, name in changed}
+                    result["change"][name]["content_gets_are_changed_sources"] = fetched == expected
+                log(f"  change {name}: {run.row()}")
+    result["seconds"] = round(time.monotonic() - started, 1)
+    return result
+
+
+def machine() -> dict[str, Any]:
+    import os
+
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    model = ""
+    with contextlib.suppress(OSError, StopIteration):
+        model = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": model,
+        "memory_gb": round(memory, 1),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    defaults = Shape()
+    parser.add_argument("--workloads", type=int, default=defaults.workloads)
+    parser.add_argument("--opted-in", type=int, default=defaults.opted_in)
+    parser.add_argument("--namespaces", type=int, default=defaults.namespaces)
+    parser.add_argument("--configmaps", type=int, default=defaults.configmaps)
+    parser.add_argument("--secrets", type=int, default=defaults.secrets)
+    parser.add_argument("--helm-secrets", type=int, default=defaults.helm_secrets)
+    parser.add_argument("--helm-kb", default=f"{defaults.helm_min_kb}-{defaults.helm_max_kb}", help="MIN-MAX")
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--scales", default="1", help="comma-separated size factors, e.g. 1,2,4")
+    parser.add_argument("--change-fraction", type=float, default=0.05)
+    parser.add_argument("--shards", type=int, default=4, help="also run each shard I/N at 1x (0: skip)")
+    parser.add_argument(
+        "--unrelated-secrets", type=int, default=4, help="also run 1x with Fx the Secrets (0: skip)"
+    )
+    parser.add_argument("--qps", type=float, default=0, help="kube-rehash's qps setting (0: unlimited)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
+    parser.add_argument("--chart", type=Path, default=None, help="draw the chart here (needs matplotlib)")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    low, high = (int(x) for x in args.helm_kb.split("-"))
+    base = Shape(
+        workloads=args.workloads,
+        opted_in=args.opted_in,
+        namespaces=args.namespaces,
+        configmaps=args.configmaps,
+        secrets=args.secrets,
+        helm_secrets=args.helm_secrets,
+        helm_min_kb=low,
+        helm_max_kb=high,
+        seed=args.seed,
+    )
+    results: dict[str, Any] = {
+        "command": "python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
+        "machine": machine(),
+        "qps": args.qps,
+        "scales": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="kube-rehash-bench-", dir=args.workdir) as tmp:
+        workdir = Path(tmp)
+        for factor in (int(f) for f in args.scales.split(",")):
+            shards = args.shards if factor == 1 else 0
+            results["scales"][str(factor)] = scenario(
+                base.scaled(factor),
+                workdir,
+                change_fraction=args.change_fraction,
+                shards=shards,
+                qps=args.qps,
+            )
+            write_results(results, args.out)
+        if args.unrelated_secrets:
+            results["unrelated_secrets"] = scenario(
+                base.unrelated_secrets(args.unrelated_secrets),
+                workdir,
+                change_fraction=args.change_fraction,
+                shards=0,
+                qps=args.qps,
+                passes=("steady",),
+            )
+            results["unrelated_secrets"]["factor"] = args.unrelated_secrets
+            write_results(results, args.out)
+    from benchmarks.report import summarize
+
+    print(summarize(results))
+    if args.chart is not None:
+        from benchmarks.chart import draw
+
+        draw(results, args.chart)
+        print(f"chart: {args.chart}")
+    return 0
+
+
+def write_results(results: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

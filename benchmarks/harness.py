@@ -1,0 +1,210 @@
+"""The measuring side: a simulator in its own process, its request log, and measured child processes.
+
+Requests and response bytes come from the simulator's request log (`--log-file`), never from the
+measured tool, so all three contenders are counted the same way. Each measured command is a child
+process; its peak RSS is `ru_maxrss` from `os.wait4` and its wall time is spawn to exit. Phases of
+the log are cut with marker requests (`/healthz?bench-mark=N`) sent by the harness between runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.kubeconfig import session_for
+
+SOURCE_OBJECT = re.compile(r"^/api/v1/namespaces/[^/]+/(configmaps|secrets)/[^/]+$")
+COLLECTION = re.compile(r"^/(api/v1|apis/[^/]+/[^/]+)(/namespaces/[^/]+)?/[a-z]+$")
+METADATA = "as=PartialObjectMetadata"
+
+
+@dataclass
+class Traffic:
+    """What one phase of the request log shows."""
+
+    requests: int = 0
+    bytes: int = 0
+    lists: int = 0
+    metadata_gets: int = 0
+    content_gets: int = 0
+    other_gets: int = 0
+    writes: int = 0
+    errors: int = 0
+    content_paths: list[str] = field(default_factory=list)
+    by_method: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, entries: list[dict[str, Any]]) -> Traffic:
+        t = cls(requests=len(entries), bytes=sum(e["bytes_out"] for e in entries))
+        t.by_method = dict(Counter(e["method"] for e in entries))
+        for e in entries:
+            if e["status"] >= 400 and e["status"] != 404:
+                t.errors += 1
+            if e["method"] != "GET":
+                t.writes += 1
+            elif SOURCE_OBJECT.match(e["path"]):
+                if METADATA in e["accept"]:
+                    t.metadata_gets += 1
+                else:
+                    t.content_gets += 1
+                    t.content_paths.append(e["path"])
+            elif COLLECTION.match(e["path"]):
+                t.lists += 1
+            else:
+                t.other_gets += 1
+        return t
+
+
+@dataclass
+class Measured:
+    """One measured child process and its traffic."""
+
+    name: str
+    wall: float
+    rss_mb: float
+    code: int
+    stdout: str
+    stderr: str
+    traffic: Traffic
+
+    def row(self) -> dict[str, Any]:
+        t = self.traffic
+        return {
+            "name": self.name,
+            "wall_s": round(self.wall, 3),
+            "rss_mb": round(self.rss_mb, 1),
+            "exit": self.code,
+            "requests": t.requests,
+            "bytes": t.bytes,
+            "lists": t.lists,
+            "metadata_gets": t.metadata_gets,
+            "content_gets": t.content_gets,
+            "writes": t.writes,
+            "errors": t.errors,
+        }
+
+
+class SimulatorProcess:
+    """`python -m reconcile.simulator --load FILE --log-file LOG` as a child; stop() ends it."""
+
+    def __init__(self, load: Path, workdir: Path, *, timeout: float = 600.0) -> None:
+        self.workdir = workdir
+        self.kubeconfig = workdir / "kubeconfig"
+        self.log_path = workdir / "requests.jsonl"
+        ready = workdir / "ready"
+        for path in (ready, self.log_path):
+            path.unlink(missing_ok=True)
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "reconcile.simulator",
+                "--kubeconfig-out",
+                str(self.kubeconfig),
+                "--load",
+                str(load),
+                "--ready-file",
+                str(ready),
+                "--log-file",
+                str(self.log_path),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + timeout
+        while not ready.exists():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"simulator exited: {self.process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("simulator did not become ready")
+            time.sleep(0.1)
+        self.session, self.server = session_for(self.kubeconfig)
+        self._offset = 0
+        self._marks = 0
+        self.mark()
+
+    def mark(self) -> list[dict[str, Any]]:
+        """Entries logged since the previous mark, cut by a marker request sent now."""
+        self._marks += 1
+        token = f"bench-{self._marks}"
+        self.session.get(f"{self.server}/healthz", params={"bench-mark": token})
+        entries: list[dict[str, Any]] = []
+        deadline = time.monotonic() + 30
+        with self.log_path.open("rb") as log:
+            log.seek(self._offset)
+            buffer = b""
+            while True:
+                chunk = log.read()
+                if not chunk:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("marker request never reached the log")
+                    time.sleep(0.02)
+                    continue
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self._offset += len(line) + 1
+                    entry = json.loads(line)
+                    if entry["query"].get("bench-mark") == token:
+                        return entries
+                    entries.append(entry)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.session.close() if hasattr(self, "session") else None
+
+    def __enter__(self) -> SimulatorProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def measure(name: str, argv: list[str], sim: SimulatorProcess, env: dict[str, str] | None = None) -> Measured:
+    """Run `argv` to completion; wall time, peak RSS (os.wait4) and the log entries it caused."""
+    sim.mark()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        child = subprocess.Popen(argv, stdout=out, stderr=err, env={**os.environ, **(env or {})})
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.monotonic() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    traffic = Traffic.of(sim.mark())
+    return Measured(name, wall, usage.ru_maxrss / 1024, child.returncode, stdout, stderr, traffic)
+
+
+def change_sources(sim: SimulatorProcess, sources: list[tuple[str, str, str]], stamp: str) -> None:
+    """Change the content of each (kind, namespace, name): a new value for its first key (sorted)."""
+    for kind, ns, name in sources:
+        url = f"{sim.server}/api/v1/namespaces/{ns}/{kind}s/{name}"
+        current = sim.session.get(url)
+        current.raise_for_status()
+        key = sorted(current.json().get("data") or {"changed": ""})[0]
+        value = stamp if kind == "configmap" else base64.b64encode(stamp.encode()).decode()
+        response = sim.session.patch(
+            url,
+            data=json.dumps({"data": {key: value}}),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        response.raise_for_status()
+    sim.mark()

@@ -1,0 +1,118 @@
+"""Turn the benchmark's results into the tables and target checks that docs/performance.md quotes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+RSS_LIMIT_MB = 120.0
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.2f} MB"
+
+
+def table(rows: dict[str, dict[str, Any]]) -> list[str]:
+    lines = [
+        "| tool | wall (s) | requests | response bytes | content GETs | metadata GETs | lists | writes "
+        "| peak RSS (MB) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, r in rows.items():
+        lines.append(
+            f"| {name} | {r['wall_s']:.2f} | {r['requests']} | {_mb(r['bytes'])} | {r['content_gets']} | "
+            f"{r['metadata_gets']} | {r['lists']} | {r['writes']} | {r['rss_mb']:.0f} |"
+        )
+    return lines
+
+
+def checks(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
+    """(target, met, measured) for every target that the results can decide."""
+    out: list[tuple[str, bool, str]] = []
+    one = results["scales"].get("1")
+    if one and "steady" in one:
+        s = one["steady"]
+        tool, floor, naive = s["kube-rehash"], s.get("floor"), s.get("naive")
+        if floor:
+            ratio = tool["bytes"] / floor["bytes"]
+            out.append(("steady bytes ≤ 1.1 x floor", ratio <= 1.1, f"{ratio:.3f} x floor"))
+            limit = 1.5 * floor["wall_s"] + 0.5
+            out.append(
+                (
+                    "steady wall ≤ 1.5 x floor + 0.5 s",
+                    tool["wall_s"] <= limit,
+                    f"{tool['wall_s']:.2f} s vs {limit:.2f} s",
+                )
+            )
+        if naive:
+            b = naive["bytes"] / tool["bytes"]
+            w = naive["wall_s"] / tool["wall_s"]
+            out.append(("≥ 9x fewer bytes than naive", b >= 9, f"{b:.1f}x"))
+            out.append(("≥ 5x less wall than naive", w >= 5, f"{w:.1f}x"))
+        out.append(
+            (
+                "steady: zero content GETs, zero writes",
+                tool["content_gets"] == 0 and tool["writes"] == 0,
+                f"{tool['content_gets']} content GETs, {tool['writes']} writes",
+            )
+        )
+        out.append(
+            (
+                f"peak RSS ≤ {RSS_LIMIT_MB:.0f} MB (1x)",
+                tool["rss_mb"] <= RSS_LIMIT_MB,
+                f"{tool['rss_mb']:.0f} MB",
+            )
+        )
+    if one and "change" in one:
+        c = one["change"]["kube-rehash"]
+        met = c["content_gets"] == one["changed_sources"] == c["configs_fetched"] and c.get(
+            "content_gets_are_changed_sources", False
+        )
+        out.append(
+            (
+                "change: content only for changed sources",
+                met,
+                f"{one['changed_sources']} changed, {c['content_gets']} content GETs, "
+                f"configs_fetched {c['configs_fetched']}",
+            )
+        )
+    unrelated = results.get("unrelated_secrets")
+    if one and unrelated and "steady" in unrelated:
+        base = one["steady"]["kube-rehash"]["rss_mb"]
+        grown = unrelated["steady"]["kube-rehash"]["rss_mb"]
+        out.append(
+            (
+                f"RSS with {unrelated['factor']}x Secrets ≤ 1.5 x 1x",
+                grown <= 1.5 * base,
+                f"{grown:.0f} MB vs {base:.0f} MB",
+            )
+        )
+    if one and one.get("shards"):
+        quarter = one["steady"]["kube-rehash"]["requests"] / len(one["shards"])
+        worst = max(abs(s["requests"] - quarter) / quarter for s in one["shards"])
+        counts = ", ".join(str(s["requests"]) for s in one["shards"])
+        out.append(
+            (
+                "each shard within ±15% of 1/N requests",
+                worst <= 0.15,
+                f"[{counts}] vs {quarter:.0f} (worst {worst:+.0%})",
+            )
+        )
+    return out
+
+
+def summarize(results: dict[str, Any]) -> str:
+    lines = [f"command: {results['command']}", f"machine: {results['machine']}", ""]
+    for factor, scale in results["scales"].items():
+        for phase in ("steady", "change"):
+            if phase in scale:
+                lines.append(f"## {factor}x — {phase}")
+                lines.extend(table(scale[phase]))
+                lines.append("")
+    if "unrelated_secrets" in results:
+        lines.append(f"## 1x with {results['unrelated_secrets']['factor']}x Secrets — steady")
+        lines.extend(table(results["unrelated_secrets"]["steady"]))
+        lines.append("")
+    lines.append("## targets")
+    for name, met, measured in checks(results):
+        lines.append(f"- [{'x' if met else ' '}] {name}: {measured}")
+    return "\n".join(lines)
