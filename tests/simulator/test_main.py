@@ -34,6 +34,8 @@ def test_serves_seeded_objects_until_sigterm(tmp_path: Path) -> None:
             str(seed),
             "--ready-file",
             str(ready),
+            "--log-file",
+            str(tmp_path / "log.jsonl"),
         ],
         stderr=subprocess.PIPE,
     )
@@ -52,3 +54,7 @@ def test_serves_seeded_objects_until_sigterm(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
+    logged = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    lists = [e for e in logged if e["path"].endswith("/configmaps")]
+    assert [e["status"] for e in lists] == [200, 200] and "body" not in lists[0]
+    assert lists[1]["bytes_out"] > lists[0]["bytes_out"]
