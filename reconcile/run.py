@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from reconcile.apply import Writer
 from reconcile.errors import ApiError, NotFound, RehashError
-from reconcile.fetch import NamespaceSources, SourceReader
+from reconcile.fetch import RESOURCES, NamespaceSources, SourceReader
 from reconcile.hashing import ABSENT, SourceToken, combine, key_fingerprint, selection_tag
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import NAMESPACES
@@ -144,21 +144,26 @@ def plan_all(ctx: PassContext) -> list[tuple[Target, Decision]]:
 def plan_namespace(ctx: PassContext, namespace: str, targets: list[Target]) -> list[tuple[Target, Decision]]:
     early = {t.uid: decide_early(t) for t in targets}
     live = [t for t in targets if early[t.uid] is None]
+    broken: dict[str, ApiError] = {}
     try:
         sources = survey(ctx, namespace, live)
     except ApiError as exc:
-        failed = Decision(Action.FAILED, f"reading ConfigMaps/Secrets of {namespace} failed: {exc}")
-        return [(t, early[t.uid] or failed) for t in targets]
+        sources, broken = survey_each(ctx, namespace, live, exc)
     result = []
     for target in targets:
         decision = early[target.uid]
         if decision is None:
-            decision = evaluate(ctx, target, sources)
+            unreadable = [broken[label] for label in needed_labels(target) if label in broken]
+            if unreadable:
+                reason = f"reading ConfigMaps/Secrets of {namespace} failed: {unreadable[0]}"
+                decision = Decision(Action.FAILED, reason)
+            else:
+                decision = evaluate(ctx, target, sources)
         result.append((target, decision))
     return result
 
 
-def survey(ctx: PassContext, namespace: str, targets: list[Target]) -> NamespaceSources:
+def wanted_sources(targets: list[Target]) -> tuple[dict[str, set[str]], frozenset[str]]:
     wanted: dict[str, set[str]] = defaultdict(set)
     search: set[str] = set()
     for target in targets:
@@ -166,7 +171,53 @@ def survey(ctx: PassContext, namespace: str, targets: list[Target]) -> Namespace
             wanted[ref.kind].add(ref.name)
         if target.discovery.match_annotations:
             search |= target.discovery.search_kinds
-    return ctx.reader.survey(namespace, wanted, frozenset(search))
+    return wanted, frozenset(search)
+
+
+def survey(ctx: PassContext, namespace: str, targets: list[Target]) -> NamespaceSources:
+    wanted, search = wanted_sources(targets)
+    return ctx.reader.survey(namespace, wanted, search)
+
+
+def needed_labels(target: Target) -> set[str]:
+    """`kind/name` of each declared source and `kind/*` of each kind the target reads (lists)."""
+    labels = {f"{ref.kind}/{ref.name}" for ref in target.discovery.references}
+    kinds = {ref.kind for ref in target.discovery.references}
+    if target.discovery.match_annotations:
+        kinds |= target.discovery.search_kinds
+    return labels | {f"{kind}/*" for kind in kinds}
+
+
+def survey_each(
+    ctx: PassContext, namespace: str, targets: list[Target], first: ApiError
+) -> tuple[NamespaceSources, dict[str, ApiError]]:
+    """After a failed survey: survey source by source, so only the workloads needing an unreadable
+    source fail (a 403 on one Secret must not fail its neighbours). The request that already failed
+    is not sent again; a failed list makes its whole kind unreadable."""
+    wanted, search = wanted_sources(targets)
+    merged = NamespaceSources(namespace)
+    broken: dict[str, ApiError] = {}
+    for kind in ("configmap", "secret"):
+        resource = RESOURCES[kind]
+        if first.path == resource.collection_path(namespace):
+            broken[f"{kind}/*"] = first
+            continue
+        units: list[tuple[dict[str, set[str]], frozenset[str], str]] = []
+        if kind in search:
+            units.append(({}, frozenset({kind}), f"{kind}/*"))
+        units += [({kind: {name}}, frozenset(), f"{kind}/{name}") for name in sorted(wanted.get(kind, ()))]
+        for names, kinds, label in units:
+            if label != f"{kind}/*" and first.path == resource.object_path(namespace, label.split("/", 1)[1]):
+                broken[label] = first
+                continue
+            try:
+                part = ctx.reader.survey(namespace, names, kinds)
+            except ApiError as exc:
+                broken[label if exc.path != resource.collection_path(namespace) else f"{kind}/*"] = exc
+                continue
+            merged.found.update(part.found)
+            merged.listed |= part.listed
+    return merged, broken
 
 
 def references_of(ctx: PassContext, target: Target, sources: NamespaceSources) -> list[Reference]:
