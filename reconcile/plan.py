@@ -60,6 +60,9 @@ def decide_early(target: Target) -> Decision | None:
         )
     if target.suspended:
         return Decision(Action.SKIPPED, f"{target.kind.kind} is suspended")
+    if not target.template_present:
+        where = target.kind.template or target.kind.annotations_pointer
+        return Decision(Action.SKIPPED, f"no pod template at {where}: nothing to roll; nothing written")
     return None
 
 

@@ -96,6 +96,8 @@ class Target:
     min_interval: timedelta | None = None
     run_on_change: bool = False
     problems: tuple[str, ...] = ()
+    template_present: bool = True
+    """False when the object has no pod template (or no parent of its annotations map) to patch."""
 
     @property
     def ref(self) -> str:
@@ -197,6 +199,7 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
     template_hash = rolling.get(keys.config_hash) if isinstance(rolling, Mapping) else None
     template_metadata = resolve(obj, kind.template + "/metadata") if kind.template else rolling
     strategy = resolve(obj, kind.update_strategy) if kind.update_strategy else None
+    holder = kind.template if kind.template is not None else kind.annotations_pointer.rsplit("/", 1)[0]
     return Target(
         kind=kind,
         namespace=namespace,
@@ -215,4 +218,5 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         min_interval=min_interval,
         run_on_change=is_true(annotations.get(keys.run_on_change)),
         problems=tuple(problems),
+        template_present=isinstance(resolve(obj, holder), Mapping),
     )
