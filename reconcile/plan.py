@@ -96,7 +96,7 @@ def decide(
     """The action for one workload whose sources were all read (see `decide_early` for the rest)."""
     configs = tuple(r.label for r in observed.records)
     if observed.missing_required:
-        missing = ", ".join(observed.missing_required)
+        missing = bounded_join(observed.missing_required)
         return Decision(Action.SKIPPED, f"missing required {missing}; nothing written", configs=configs)
     current = observed.config_hash
     book = target.bookkeeping
@@ -138,6 +138,12 @@ def decide(
             base, reason="content unchanged (pod template annotation absent, e.g. after a re-apply)"
         )
     return replace(base, reason="content unchanged")
+
+
+def bounded_join(items: Sequence[str], limit: int = 10) -> str:
+    """`a, b, c` with at most `limit` items, then `and N more`, so a reason stays one readable line."""
+    shown = ", ".join(items[:limit])
+    return f"{shown} and {len(items) - limit} more" if len(items) > limit else shown
 
 
 def join(*parts: str) -> str:
