@@ -1,0 +1,140 @@
+"""Smoke test of the benchmark: a tiny cluster, real processes, structural claims only (no timings).
+
+The steady-state pass must download no ConfigMap/Secret content and write nothing; the pass after a
+change must download exactly the changed sources. Also checks the request/byte counting the
+benchmark's numbers rest on, and that the benchmark does not need matplotlib unless asked for a chart.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.__main__ import scenario
+from benchmarks.generate import Shape, generate
+from benchmarks.harness import Traffic
+from benchmarks.report import checks, summarize
+
+TINY = Shape(
+    workloads=20,
+    opted_in=8,
+    namespaces=3,
+    configmaps=24,
+    secrets=24,
+    helm_secrets=3,
+    helm_min_kb=1,
+    helm_max_kb=4,
+)
+
+
+def entry(
+    method: str, path: str, size: int, accept: str = "application/json", status: int = 200
+) -> dict[str, object]:
+    return {
+        "method": method,
+        "path": path,
+        "bytes_out": size,
+        "accept": accept,
+        "status": status,
+        "query": {},
+    }
+
+
+def test_traffic_classifies_requests_and_sums_bytes() -> None:
+    meta = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+    traffic = Traffic.of(
+        [
+            entry("GET", "/apis/apps/v1/deployments", 1000),
+            entry("GET", "/api/v1/namespaces/a/configmaps", 300, meta),
+            entry("GET", "/api/v1/namespaces/a/configmaps/x", 100, meta),
+            entry("GET", "/api/v1/namespaces/a/secrets/y", 700),
+            entry("GET", "/api/v1/namespaces/a/secrets/gone", 50, meta, status=404),
+            entry("PATCH", "/apis/apps/v1/namespaces/a/deployments/d", 900),
+            entry("POST", "/api/v1/namespaces/a/events", 200),
+            entry("GET", "/api/v1/namespaces", 80, status=500),
+        ]
+    )
+    assert traffic.requests == 8
+    assert traffic.bytes == 3330
+    assert (traffic.lists, traffic.metadata_gets, traffic.content_gets, traffic.writes) == (3, 2, 1, 2)
+    assert traffic.content_paths == ["/api/v1/namespaces/a/secrets/y"]
+    assert traffic.errors == 1
+
+
+def test_generator_is_deterministic_and_references_exist() -> None:
+    first, second = generate(TINY), generate(TINY)
+    assert json.dumps(first.objects) == json.dumps(second.objects)
+    names = {
+        (o["kind"].lower(), o["metadata"].get("namespace"), o["metadata"]["name"]) for o in first.objects
+    }
+    assert first.referenced and all(ref in names for ref in first.referenced)
+    assert len(first.references) == TINY.opted_in
+    grown = generate(TINY.unrelated_secrets(3))
+    assert grown.referenced == first.referenced
+    assert len(grown.objects) > len(first.objects)
+
+
+def test_tiny_benchmark_structural_claims(tmp_path: Path) -> None:
+    result = scenario(
+        TINY,
+        tmp_path,
+        change_fraction=0.2,
+        shards=2,
+        qps=0,
+        tools=("kube-rehash", "floor"),
+        log=lambda *_: None,
+    )
+    first = result["first"]["kube-rehash"]
+    assert first["summary"]["adopt"] == TINY.opted_in
+    steady = result["steady"]["kube-rehash"]
+    assert steady["exit"] == 0 and steady["errors"] == 0
+    assert steady["content_gets"] == 0 and steady["writes"] == 0 and steady["configs_fetched"] == 0
+    assert steady["summary"]["in-sync"] == TINY.opted_in
+    floor = result["steady"]["floor"]
+    assert floor["content_gets"] == 0 and floor["writes"] == 0
+    # The request log counts bytes for both the same way; the tool needs nothing the floor does not read.
+    assert steady["metadata_gets"] + steady["lists"] >= 1 and floor["bytes"] > 0
+    assert sum(s["requests"] for s in result["shards"]) >= steady["requests"]
+    change = result["change"]["kube-rehash"]
+    assert change["content_gets"] == result["changed_sources"] == change["configs_fetched"]
+    assert change["content_gets_are_changed_sources"]
+    assert change["summary"]["rollout"] >= 1
+    report = summarize({"command": "test", "machine": {}, "scales": {"1": result}})
+    met = {name: ok for name, ok, _ in checks({"scales": {"1": result}})}
+    assert met["steady: zero content GETs, zero writes"]
+    assert met["change: content only for changed sources"]
+    assert "kube-rehash" in report
+
+
+def test_log_file_lines_match_the_in_memory_log(tmp_path: Path) -> None:
+    from reconcile.simulator import Simulator
+
+    sim = Simulator()
+    path = tmp_path / "log.jsonl"
+    with path.open("w", encoding="utf-8") as stream, sim:
+        sim.log.write_to(stream)
+        import requests
+
+        session = requests.Session()
+        session.trust_env = False
+        ca = tmp_path / "ca.pem"
+        ca.write_bytes(sim.ca_pem)
+        session.verify = str(ca)
+        session.get(f"{sim.url}/api/v1/namespaces", headers={"Authorization": f"Bearer {sim.admin_token}"})
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    entries = sim.log.entries()
+    assert [(e.method, e.path, e.bytes_out) for e in entries] == [
+        (d["method"], d["path"], d["bytes_out"]) for d in lines
+    ]
+    assert "body" not in lines[0]
+
+
+def test_benchmark_imports_without_matplotlib(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    for name in [m for m in sys.modules if m.startswith("benchmarks")]:
+        monkeypatch.delitem(sys.modules, name)
+    __import__("benchmarks.__main__")
+    __import__("benchmarks.report")
