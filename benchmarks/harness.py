@@ -2,7 +2,10 @@
 
 Requests and response bytes come from the simulator's request log (`--log-file`), never from the
 measured tool, so all three contenders are counted the same way. Each measured command is a child
-process; its peak RSS is `ru_maxrss` from `os.wait4` and its wall time is spawn to exit. Phases of
+process; its wall time is spawn to exit and its peak RSS is the kernel's high-water mark `VmHWM` of
+/proc/PID/status, polled every 10 ms until `os.wait4` reaps it. (`ru_maxrss` from `wait4` is not used:
+Python's subprocess spawns with vfork, and Linux carries the parent's RSS over into the child's
+maxrss at exec, so it would report the harness's size.) Phases of
 the log are cut with marker requests (`/healthz?bench-mark=N`) sent by the harness between runs.
 """
 
@@ -15,6 +18,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -183,14 +187,33 @@ def measure(name: str, argv: list[str], sim: SimulatorProcess, env: dict[str, st
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         child = subprocess.Popen(argv, stdout=out, stderr=err, env={**os.environ, **(env or {})})
-        _, status, usage = os.wait4(child.pid, 0)
+        peak = [0]
+        done = threading.Event()
+        poller = threading.Thread(target=_poll_hwm, args=(child.pid, peak, done), daemon=True)
+        poller.start()
+        _, status, _usage = os.wait4(child.pid, 0)
         wall = time.monotonic() - started
+        done.set()
+        poller.join()
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode()
     traffic = Traffic.of(sim.mark())
-    return Measured(name, wall, usage.ru_maxrss / 1024, child.returncode, stdout, stderr, traffic)
+    return Measured(name, wall, peak[0] / 1024, child.returncode, stdout, stderr, traffic)
+
+
+def _poll_hwm(pid: int, peak: list[int], done: threading.Event) -> None:
+    """Keep `peak[0]` at the child's VmHWM (KiB) until `done`; the last read before exit wins."""
+    status = Path(f"/proc/{pid}/status")
+    while not done.is_set():
+        try:
+            for line in status.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak[0] = max(peak[0], int(line.split()[1]))
+        except (OSError, ValueError, IndexError):
+            pass
+        time.sleep(0.01)
 
 
 def change_sources(sim: SimulatorProcess, sources: list[tuple[str, str, str]], stamp: str) -> None:
