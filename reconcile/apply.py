@@ -8,6 +8,7 @@ lost and two overlapping passes never roll a workload twice for one change.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -36,6 +37,8 @@ class Writer:
         self.redecide = redecide
         self.server_dry_run = ctx.settings.dry_run == "server"
         self.client_dry_run = ctx.settings.dry_run == "client"
+        self._lock = threading.Lock()
+        self.event_failures: dict[str, str] = {}
 
     def write_all(
         self, planned: Sequence[tuple[Target, Decision]], progress: Callable[[int, int], None] | None = None
@@ -48,6 +51,9 @@ class Writer:
                 self.ctx.report.add(row)
                 if progress is not None:
                     progress(done, total)
+        # Events the user relies on but could not get are a failed scope, not a footnote in a log.
+        for namespace, error in sorted(self.event_failures.items()):
+            self.ctx.report.add(Row.scope_failure("Event", namespace, f"recording Events failed: {error}"))
 
     def write_one(self, target: Target, decision: Decision) -> Row:
         for attempt in range(MAX_REDECIDE + 1):
@@ -70,7 +76,9 @@ class Writer:
                 continue
             except ApiError as exc:
                 return self.fail(target, decision, f"patch failed: {exc}")
-            self.after_write(target, decision, updated)
+            problem = self.after_write(target, decision, updated)
+            if problem:
+                return self.fail(target, decision, problem)
             return Row.of(target, decision)
         raise AssertionError("unreachable")
 
@@ -80,25 +88,28 @@ class Writer:
         path = target.kind.object_path(target.namespace, target.name)
         return self.ctx.client.patch(path, ops, patch_type=PatchType.JSON, dry_run=self.server_dry_run)
 
-    def after_write(self, target: Target, decision: Decision, updated: dict[str, Any]) -> None:
+    def after_write(self, target: Target, decision: Decision, updated: dict[str, Any]) -> str | None:
+        """Event and run-on-change Job after a rollout; returns a problem that fails the workload."""
         if decision.action is not Action.ROLLOUT:
-            return
+            return None
         log.info("rolled %s: %s", target.ref, decision.reason)
         changed = ", ".join(decision.changed) or "config"
         self.emit(target, "ConfigChanged", f"kube-rehash rolled out: {changed} changed", warning=False)
         if target.kind.kind == "CronJob" and target.run_on_change and decision.config_hash:
-            self.create_job(target, updated, decision.config_hash)
+            return self.create_job(target, updated, decision.config_hash)
+        return None
 
-    def create_job(self, target: Target, cronjob: dict[str, Any], config_hash: str) -> None:
+    def create_job(self, target: Target, cronjob: dict[str, Any], config_hash: str) -> str | None:
         job = build_job(cronjob, config_hash)
         if job is None:
-            return
+            return "rolled out, but the CronJob has no job template to run"
         try:
             self.ctx.client.create(jobs_path(target.namespace), job, dry_run=self.server_dry_run)
         except Conflict:
             log.info("job %s already exists (another pass created it)", job["metadata"]["name"])
         except ApiError as exc:
-            log.warning("creating a Job for %s failed: %s", target.ref, exc)
+            return f"job template updated, but creating the run-on-change Job failed: {exc}"
+        return None
 
     def fail(self, target: Target, decision: Decision, reason: str) -> Row:
         log.warning("%s failed: %s", target.ref, reason)
@@ -115,3 +126,5 @@ class Writer:
             self.ctx.client.create(events_path(target), event, dry_run=self.server_dry_run)
         except ApiError as exc:
             log.warning("recording an Event on %s failed: %s", target.ref, exc)
+            with self._lock:
+                self.event_failures.setdefault(target.namespace, str(exc))
