@@ -111,7 +111,9 @@ class SourceReader:
         result = NamespaceSources(namespace)
         for kind in ("configmap", "secret"):
             names = wanted.get(kind, set())
-            search = kind in search_kinds
+            # Search mode needs a list; least-privilege `get` mode never lists Secrets, so there it
+            # covers ConfigMaps only (documented with the fetch setting).
+            search = kind in search_kinds and not (self.mode == "get" and kind == "secret")
             if not names and not search:
                 continue
             if self.plan_kind(names, search) == "list":
