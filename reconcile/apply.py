@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from reconcile.errors import ApiError, Conflict, Invalid, RehashError
+from reconcile.errors import Conflict, Invalid, RehashError
 from reconcile.kube.client import PatchType
 from reconcile.patches import build_event, build_job, build_patch, events_path, jobs_path
 from reconcile.plan import WRITING_ACTIONS, Action, Decision
@@ -74,7 +74,7 @@ class Writer:
                 except RehashError as again:
                     return self.fail(target, decision, f"re-reading after a conflict failed: {again}")
                 continue
-            except ApiError as exc:
+            except RehashError as exc:  # an API error, or a connection that failed past its retries
                 return self.fail(target, decision, f"patch failed: {exc}")
             problem = self.after_write(target, decision, updated)
             if problem:
@@ -107,7 +107,7 @@ class Writer:
             self.ctx.client.create(jobs_path(target.namespace), job, dry_run=self.server_dry_run)
         except Conflict:
             log.info("job %s already exists (another pass created it)", job["metadata"]["name"])
-        except ApiError as exc:
+        except RehashError as exc:
             return f"job template updated, but creating the run-on-change Job failed: {exc}"
         return None
 
@@ -124,7 +124,7 @@ class Writer:
         event = build_event(target, reason=reason, message=message, warning=warning, now=self.ctx.now)
         try:
             self.ctx.client.create(events_path(target), event, dry_run=self.server_dry_run)
-        except ApiError as exc:
+        except RehashError as exc:
             log.warning("recording an Event on %s failed: %s", target.ref, exc)
             with self._lock:
                 self.event_failures.setdefault(target.namespace, str(exc))
