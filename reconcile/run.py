@@ -108,7 +108,7 @@ def list_targets(ctx: PassContext) -> Iterator[Target]:
     """Opted-in workloads of every enabled kind in scope; a failed list becomes a failed scope row."""
     try:
         namespaces = scope_namespaces(ctx)
-    except ApiError as exc:
+    except RehashError as exc:  # an API error, or a connection that failed past its retries
         ctx.report.add(Row.scope_failure("Namespace", "*", f"listing namespaces failed: {exc}"))
         return
     excluded = ",".join(f"metadata.namespace!={n}" for n in sorted(ctx.settings.exclude_namespaces))
@@ -126,7 +126,7 @@ def list_targets(ctx: PassContext) -> Iterator[Target]:
             except NotFound:
                 log.info("%s are not served by this cluster; skipping the kind", kind.plural)
                 break
-            except ApiError as exc:
+            except RehashError as exc:
                 ctx.report.add(Row.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
 
 
@@ -144,10 +144,10 @@ def plan_all(ctx: PassContext) -> list[tuple[Target, Decision]]:
 def plan_namespace(ctx: PassContext, namespace: str, targets: list[Target]) -> list[tuple[Target, Decision]]:
     early = {t.uid: decide_early(t) for t in targets}
     live = [t for t in targets if early[t.uid] is None]
-    broken: dict[str, ApiError] = {}
+    broken: dict[str, RehashError] = {}
     try:
         sources = survey(ctx, namespace, live)
-    except ApiError as exc:
+    except RehashError as exc:
         sources, broken = survey_each(ctx, namespace, live, exc)
     result = []
     for target in targets:
@@ -189,17 +189,18 @@ def needed_labels(target: Target) -> set[str]:
 
 
 def survey_each(
-    ctx: PassContext, namespace: str, targets: list[Target], first: ApiError
-) -> tuple[NamespaceSources, dict[str, ApiError]]:
+    ctx: PassContext, namespace: str, targets: list[Target], first: RehashError
+) -> tuple[NamespaceSources, dict[str, RehashError]]:
     """After a failed survey: survey source by source, so only the workloads needing an unreadable
     source fail (a 403 on one Secret must not fail its neighbours). The request that already failed
     is not sent again; a failed list makes its whole kind unreadable."""
     wanted, search = wanted_sources(targets)
     merged = NamespaceSources(namespace)
-    broken: dict[str, ApiError] = {}
+    broken: dict[str, RehashError] = {}
+    first_path = first.path if isinstance(first, ApiError) else None
     for kind in ("configmap", "secret"):
         resource = RESOURCES[kind]
-        if first.path == resource.collection_path(namespace):
+        if first_path == resource.collection_path(namespace):
             broken[f"{kind}/*"] = first
             continue
         units: list[tuple[dict[str, set[str]], frozenset[str], str]] = []
@@ -207,13 +208,14 @@ def survey_each(
             units.append(({}, frozenset({kind}), f"{kind}/*"))
         units += [({kind: {name}}, frozenset(), f"{kind}/{name}") for name in sorted(wanted.get(kind, ()))]
         for names, kinds, label in units:
-            if label != f"{kind}/*" and first.path == resource.object_path(namespace, label.split("/", 1)[1]):
+            if label != f"{kind}/*" and first_path == resource.object_path(namespace, label.split("/", 1)[1]):
                 broken[label] = first
                 continue
             try:
                 part = ctx.reader.survey(namespace, names, kinds)
-            except ApiError as exc:
-                broken[label if exc.path != resource.collection_path(namespace) else f"{kind}/*"] = exc
+            except RehashError as exc:
+                listed = isinstance(exc, ApiError) and exc.path == resource.collection_path(namespace)
+                broken[f"{kind}/*" if listed else label] = exc
                 continue
             merged.found.update(part.found)
             merged.listed |= part.listed

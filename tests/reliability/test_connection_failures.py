@@ -31,3 +31,19 @@ def test_patches_that_never_get_through_fail_their_workloads_not_the_pass(sim: C
     assert got["Deployment/shop/web"] == "failed" and got["Deployment/shop/api"] == "rollout"
     row = next(r for r in report.rows if r.name == "web")
     assert "cannot reach" in row.reason
+
+
+def test_a_workload_list_that_never_gets_through_fails_its_scope_not_the_pass(sim: Cluster) -> None:
+    seed_changed(sim)
+    sim.sim.faults.reset_connection(method="GET", path="/statefulsets$")
+    report = in_process_pass(sim.sim, sim.kubeconfig)
+    got = actions(report)
+    assert got["StatefulSet/*/*"] == "failed"
+    assert got["Deployment/shop/web"] == "rollout" and got["Deployment/shop/api"] == "rollout"
+
+
+def test_a_source_read_that_never_gets_through_fails_its_workloads_not_the_pass(sim: Cluster) -> None:
+    seed_changed(sim)
+    sim.sim.faults.reset_connection(method="GET", path="/configmaps/app$")
+    report = in_process_pass(sim.sim, sim.kubeconfig)
+    assert set(actions(report).values()) == {"failed"}
