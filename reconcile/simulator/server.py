@@ -74,6 +74,9 @@ class _Handler(BaseHTTPRequestHandler):
     _user: User
 
     def setup(self) -> None:
+        # Headers and body go out as separate writes: without TCP_NODELAY, Nagle's algorithm and the
+        # client's delayed ACK hold every response back ~40 ms (a real API server sets it too).
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.request = self.server.context.wrap_socket(self.request, server_side=True)
         super().setup()
 
