@@ -7,20 +7,17 @@ decision with its reason.
 
 from __future__ import annotations
 
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
-from reconcile.fetch import NamespaceSources, SourceReader
+from reconcile.fetch import NamespaceSources
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import Kind
 from reconcile.plan import Action, Decision, decide_early
 from reconcile.refs import DiscoverySettings, Reference, source_ignored
 from reconcile.settings import Settings
-from reconcile.targets import Annotations, Target, read_target
+from reconcile.targets import Target, read_target
 
 
 @dataclass(frozen=True)
@@ -90,24 +87,13 @@ def state_of(ref: Reference, sources: NamespaceSources, settings: DiscoverySetti
 def explain_workload(
     settings: Settings, client: KubeClient, kind: Kind, namespace: str, name: str, *, hash_key: bytes | None
 ) -> Explanation:
-    from reconcile.run import PassContext, evaluate, references_of, survey
+    from reconcile.run import evaluate, open_context, references_of, survey
 
     discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
     obj = client.get(kind.object_path(namespace, name))
     target = read_target(obj, kind, discovery)
     with ThreadPoolExecutor(max_workers=settings.concurrency) as executor:
-        ctx = PassContext(
-            settings=settings,
-            client=client,
-            executor=executor,
-            reader=SourceReader(client, executor, mode=settings.fetch, settings=discovery, hash_key=hash_key),
-            discovery=discovery,
-            keys=Annotations(settings.prefix),
-            hash_key=hash_key,
-            stop=threading.Event(),
-            stop_at=time.monotonic() + settings.timeout,
-            now=datetime.now(UTC),
-        )
+        ctx = open_context(settings, client, executor, hash_key=hash_key)
         if not target.discovery.opted_in:
             return Explanation(
                 target, (), Decision(Action.SKIPPED, "not opted in: no kube-rehash annotation")

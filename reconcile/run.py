@@ -7,6 +7,7 @@ the pass goes on. Writes stop as soon as the pass is asked to stop or runs out o
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -18,7 +19,7 @@ from datetime import UTC, datetime
 
 from reconcile.apply import Writer
 from reconcile.errors import ApiError, NotFound, RehashError
-from reconcile.fetch import RESOURCES, NamespaceSources, SourceReader
+from reconcile.fetch import RESOURCES, NamespaceSources, SourceMeta, SourceReader
 from reconcile.hashing import ABSENT, SourceToken, combine, key_fingerprint, selection_tag
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import NAMESPACES
@@ -53,6 +54,33 @@ class PassContext:
         return self.stop.is_set() or time.monotonic() > self.stop_at - STOP_MARGIN
 
 
+def open_context(
+    settings: Settings,
+    client: KubeClient,
+    executor: ThreadPoolExecutor,
+    *,
+    hash_key: bytes | None,
+    stop: threading.Event | None = None,
+    now: datetime | None = None,
+) -> PassContext:
+    """Everything one pass (or one `explain`) shares: settings, client, source reader, clock, budget."""
+    discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
+    ctx = PassContext(
+        settings=settings,
+        client=client,
+        executor=executor,
+        reader=SourceReader(client, executor, mode=settings.fetch, settings=discovery, hash_key=hash_key),
+        discovery=discovery,
+        keys=Annotations(settings.prefix),
+        hash_key=hash_key,
+        stop=stop or threading.Event(),
+        stop_at=time.monotonic() + settings.timeout,
+        now=now or datetime.now(UTC),
+    )
+    ctx.report.dry_run = settings.dry_run != "none"
+    return ctx
+
+
 def run_pass(
     settings: Settings,
     client: KubeClient,
@@ -64,21 +92,8 @@ def run_pass(
 ) -> Report:
     """Run one pass and return its report (never raises for per-workload or per-scope failures)."""
     started = time.monotonic()
-    discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
     with ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="rehash") as executor:
-        ctx = PassContext(
-            settings=settings,
-            client=client,
-            executor=executor,
-            reader=SourceReader(client, executor, mode=settings.fetch, settings=discovery, hash_key=hash_key),
-            discovery=discovery,
-            keys=Annotations(settings.prefix),
-            hash_key=hash_key,
-            stop=stop or threading.Event(),
-            stop_at=started + settings.timeout,
-            now=now(),
-        )
-        ctx.report.dry_run = settings.dry_run != "none"
+        ctx = open_context(settings, client, executor, hash_key=hash_key, stop=stop, now=now())
         planned = plan_all(ctx)
         planned = apply_budget(planned, settings.max_rollouts)
         Writer(ctx, redecide=lambda t: redecide(ctx, t)).write_all(planned, progress=progress)
@@ -88,38 +103,54 @@ def run_pass(
     return ctx.report
 
 
-def scope_namespaces(ctx: PassContext) -> list[str] | None:
-    """The namespaces to visit one by one, or None for cluster-wide lists (all namespaces)."""
+@dataclass(frozen=True)
+class Scope:
+    """Where to list workloads: namespace by namespace (given with -n: never a cluster-wide request),
+    or cluster-wide, optionally keeping only a shard's namespaces."""
+
+    namespaces: tuple[str, ...] | None = None
+    keep: frozenset[str] | None = None
+
+
+def scope_namespaces(ctx: PassContext) -> Scope:
     settings = ctx.settings
     excluded = set(settings.exclude_namespaces)
+    shard = settings.shard
     if settings.namespaces:
         names = sorted(set(settings.namespaces) - excluded)
-    elif settings.shard is not None:
-        items = ctx.client.list_items(NAMESPACES.collection_path(None), metadata_only=True)
-        names = sorted({str(i["metadata"]["name"]) for i in items} - excluded)
-    else:
-        return None
-    if settings.shard is not None:
-        names = assign_shard(names, settings.shard.index, settings.shard.count)
-    return names
+        return Scope(namespaces=tuple(assign_shard(names, shard.index, shard.count) if shard else names))
+    if shard is None:
+        return Scope()
+    # A shard lists cluster-wide and keeps its own namespaces: one list request per page instead of one
+    # per kind and namespace, so the shards' request counts split evenly (each reads the whole list).
+    items = ctx.client.list_items(NAMESPACES.collection_path(None), metadata_only=True)
+    names = sorted({str(i["metadata"]["name"]) for i in items} - excluded)
+    return Scope(keep=frozenset(assign_shard(names, shard.index, shard.count)))
+
+
+def namespace_of(item: dict[str, object]) -> str:
+    metadata = item.get("metadata")
+    return str(metadata.get("namespace", "")) if isinstance(metadata, dict) else ""
 
 
 def list_targets(ctx: PassContext) -> Iterator[Target]:
     """Opted-in workloads of every enabled kind in scope; a failed list becomes a failed scope row."""
     try:
-        namespaces = scope_namespaces(ctx)
+        scope = scope_namespaces(ctx)
     except RehashError as exc:  # an API error, or a connection that failed past its retries
         ctx.report.add(Row.scope_failure("Namespace", "*", f"listing namespaces failed: {exc}"))
         return
     excluded = ",".join(f"metadata.namespace!={n}" for n in sorted(ctx.settings.exclude_namespaces))
     for kind in ctx.settings.kinds:
-        scopes: list[str | None] = list(namespaces) if namespaces is not None else [None]
+        scopes: list[str | None] = list(scope.namespaces) if scope.namespaces is not None else [None]
         for namespace in scopes:
             path = kind.collection_path(namespace)
             try:
                 for item in ctx.client.list_items(
                     path, field_selector=None if namespace else excluded or None
                 ):
+                    if scope.keep is not None and namespace_of(item) not in scope.keep:
+                        continue
                     target = read_target(item, kind, ctx.discovery)
                     if target.discovery.opted_in:
                         yield target
@@ -149,6 +180,8 @@ def plan_namespace(ctx: PassContext, namespace: str, targets: list[Target]) -> l
         sources = survey(ctx, namespace, live)
     except RehashError as exc:
         sources, broken = survey_each(ctx, namespace, live, exc)
+    readable = [t for t in live if not any(label in broken for label in needed_labels(t))]
+    prefetch(ctx, namespace, readable, sources)
     result = []
     for target in targets:
         decision = early[target.uid]
@@ -248,15 +281,20 @@ def evaluate(ctx: PassContext, target: Target, sources: NamespaceSources) -> Dec
     return decision
 
 
-def observe(ctx: PassContext, target: Target, sources: NamespaceSources) -> Observed:
-    fingerprint = key_fingerprint(ctx.hash_key)
+Need = tuple[Reference, SourceMeta]
+
+
+def classify(
+    ctx: PassContext, target: Target, sources: NamespaceSources
+) -> tuple[list[SourceRecord], list[str], list[Need]]:
+    """Split a target's sources into reusable records, missing required ones, and those needing content."""
     book = target.bookkeeping
     known = {}
-    if book.records is not None and book.key_fingerprint == fingerprint:
+    if book.records is not None and book.key_fingerprint == key_fingerprint(ctx.hash_key):
         known = {(r.kind, r.name, r.uid, r.resource_version, r.selection): r for r in book.records}
     records: list[SourceRecord] = []
     missing: list[str] = []
-    needs = []
+    needs: list[Need] = []
     for ref in references_of(ctx, target, sources):
         meta = sources.found.get((ref.kind, ref.name))
         if meta is not None and source_ignored(meta.annotations(), ctx.discovery):
@@ -273,6 +311,22 @@ def observe(ctx: PassContext, target: Target, sources: NamespaceSources) -> Obse
             records.append(reuse)
         else:
             needs.append((ref, meta))
+    return records, missing, needs
+
+
+def prefetch(ctx: PassContext, namespace: str, targets: list[Target], sources: NamespaceSources) -> None:
+    """Hash every changed source of the namespace in one batch, so each is downloaded once even when
+    workloads select different keys of it. A failure here is not lost: each workload then meets it
+    again in `observe` and fails alone."""
+    needs = [(meta, ref.keys) for t in targets for ref, meta in classify(ctx, t, sources)[2]]
+    if needs:
+        with contextlib.suppress(RehashError):
+            ctx.reader.tokens(namespace, needs)
+
+
+def observe(ctx: PassContext, target: Target, sources: NamespaceSources) -> Observed:
+    fingerprint = key_fingerprint(ctx.hash_key)
+    records, missing, needs = classify(ctx, target, sources)
     hashed = ctx.reader.tokens(target.namespace, [(meta, ref.keys) for ref, meta in needs])
     for ref, meta in needs:
         got = hashed[(meta.kind, meta.name, ref.keys)]
