@@ -25,8 +25,10 @@ FetchMode = Literal["auto", "list", "get"]
 SourceKey = tuple[str, str]  # (kind, name)
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
 HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"
-# Up to this many wanted names of one kind in a namespace, gets by name beat a list.
-GET_THRESHOLD = 12
+# Up to this many wanted names of one kind in a namespace, metadata gets by name beat a metadata list:
+# a list returns every object of the namespace (most unreferenced), gets only the wanted ones, in
+# parallel over kept-alive connections. Measured with `make bench` (docs/performance.md).
+GET_THRESHOLD = 40
 
 
 @dataclass(frozen=True)

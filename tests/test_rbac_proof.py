@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+from reconcile.fetch import GET_THRESHOLD
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import KubeClient
 from reconcile.report import Report
@@ -93,7 +94,7 @@ def seed(sim: Simulator) -> None:
             deployment("searcher", ns="many", annotations={"kube-rehash.io/search": "true"}),
         ]
     )
-    names = [f"c{i}" for i in range(14)]
+    names = [f"c{i}" for i in range(GET_THRESHOLD + 1)]  # more than the planner gets by name: lists
     store.create_many([configmap(n, {"a": "1"}, ns="many") for n in names])
     store.create_many([secret(n, {"a": "1"}, ns="many") for n in names])
     annotations = {"kube-rehash.io/configmaps": ",".join(names), "kube-rehash.io/secrets": ",".join(names)}
