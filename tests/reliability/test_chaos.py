@@ -86,7 +86,7 @@ def random_edit(c: Cluster, rng: random.Random, counter: itertools.count[int]) -
     ns = rng.choice(NAMESPACES)
     kind, name = rng.choice(SOURCES)
     plural = "configmaps" if kind == "configmap" else "secrets"
-    value = f"v{next(counter)}"  # never repeats: no content returns to an earlier state
+    value = f"v{next(counter)}"  # never repeats: only deleting `opt` may return to an earlier state
     if name == "opt":
         if c.sim.store.exists(plural, ns, name):
             c.sim.store.delete(plural, ns, name)
@@ -144,13 +144,18 @@ def run_chaos(c: Cluster, *, passes: int, seed_value: int, share: float) -> None
         assert obj["metadata"]["annotations"]["kube-rehash.io/config-hash"] == current(c, w)
         history = c.sim.store.history("deployments", w.namespace, w.name)
         rolled = [v for v, _ in itertools.groupby(template_hash_of(o) for o in history) if v is not None]
-        assert len(rolled) == len(set(rolled)), (w, rolled)  # no change rolled twice
+        # Each rollout took a content state that really existed, after the previous rollout's state: the
+        # rolled values are a subsequence of the content timeline (an optional source deleted again may
+        # bring back an earlier state, which rolls again, legitimately), never two for one state.
         total_rollouts += len(rolled)
-        epochs = timeline[w]
-        positions = [epochs.index(v) for v in rolled]  # each rolled value was a real content state...
-        assert positions == sorted(positions), (w, rolled, epochs)  # ...taken in order
+        assert is_subsequence(rolled, timeline[w]), (w, rolled, timeline[w])
         assert foreign_changes(c.sim, "deployments", w.namespace, w.name) == [], w
     assert total_rollouts >= len(ws) // 2  # the run really rolled things
+
+
+def is_subsequence(values: list[str], timeline: list[str]) -> bool:
+    epochs = iter(timeline)
+    return all(any(v == e for e in epochs) for v in values)
 
 
 def test_chaos_many_faulty_passes_with_edits_converge_with_one_rollout_per_change(sim: Cluster) -> None:
