@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 MAX_REDECIDE = 3
 # Seconds kept in reserve at the end of the time budget, so the report is always printed.
 STOP_MARGIN = 5.0
+# ...but never more than this share of the budget, so a short --timeout still leaves time to write.
+STOP_MARGIN_SHARE = 0.2
 
 
 @dataclass
@@ -51,7 +53,8 @@ class PassContext:
     report: Report = field(default_factory=Report)
 
     def stopping(self) -> bool:
-        return self.stop.is_set() or time.monotonic() > self.stop_at - STOP_MARGIN
+        margin = min(STOP_MARGIN, self.settings.timeout * STOP_MARGIN_SHARE)
+        return self.stop.is_set() or time.monotonic() > self.stop_at - margin
 
 
 def open_context(
