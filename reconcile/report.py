@@ -121,4 +121,4 @@ class Report:
         mode = " (dry run: nothing written)" if self.dry_run else ""
         cut = " (interrupted: the next pass finishes the rest)" if self.interrupted else ""
         body = ", ".join(parts) if parts else "nothing to do"
-        return f"{counts['workloads']} workloads: {body}{mode}{cut} in {self.duration:.1f}s"
+        return f"{counts['workloads']} workloads: {body}{mode}{cut} in {self.duration:.2f}s"
