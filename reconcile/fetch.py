@@ -18,8 +18,7 @@ from reconcile.errors import NotFound
 from reconcile.hashing import source_token
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
-from reconcile.refs import DiscoverySettings
-from reconcile.targets import is_true
+from reconcile.refs import DiscoverySettings, is_true
 
 FetchMode = Literal["auto", "list", "get"]
 SourceKey = tuple[str, str]  # (kind, name)

@@ -16,7 +16,7 @@ from typing import Any
 
 from reconcile.kube.kinds import Kind
 from reconcile.pointer import resolve
-from reconcile.refs import Discovery, DiscoverySettings, discover
+from reconcile.refs import Discovery, DiscoverySettings, discover, is_true
 
 RECORDS_FORMAT = 1
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
@@ -102,10 +102,6 @@ class Target:
     @property
     def ref(self) -> str:
         return f"{self.kind.kind}/{self.namespace}/{self.name}"
-
-
-def is_true(value: Any) -> bool:
-    return isinstance(value, str) and value.strip().lower() == "true"
 
 
 def parse_duration(text: str) -> timedelta:
