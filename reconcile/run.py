@@ -31,7 +31,6 @@ from reconcile.sharding import assign_shard
 from reconcile.targets import Annotations, SourceRecord, Target, read_target
 
 log = logging.getLogger(__name__)
-MAX_REDECIDE = 3
 # Seconds kept in reserve at the end of the time budget, so the report is always printed.
 STOP_MARGIN = 5.0
 # ...but never more than this share of the budget, so a short --timeout still leaves time to write.
@@ -304,10 +303,7 @@ def classify(
             continue
         selection = selection_tag(ref.keys)
         if meta is None:
-            if ref.optional:
-                records.append(SourceRecord(ref.kind, ref.name, "", "", selection, ABSENT))
-            else:
-                missing.append(f"{ref.kind}/{ref.name}")
+            note_absent(ref, records, missing)
             continue
         reuse = known.get((ref.kind, ref.name, meta.uid, meta.resource_version, selection))
         if reuse is not None:
@@ -315,6 +311,14 @@ def classify(
         else:
             needs.append((ref, meta))
     return records, missing, needs
+
+
+def note_absent(ref: Reference, records: list[SourceRecord], missing: list[str]) -> None:
+    """A source that does not exist: hashed as absent when optional, else a missing requirement."""
+    if ref.optional:
+        records.append(SourceRecord(ref.kind, ref.name, "", "", selection_tag(ref.keys), ABSENT))
+    else:
+        missing.append(f"{ref.kind}/{ref.name}")
 
 
 def prefetch(ctx: PassContext, namespace: str, targets: list[Target], sources: NamespaceSources) -> None:
@@ -334,10 +338,7 @@ def observe(ctx: PassContext, target: Target, sources: NamespaceSources) -> Obse
     for ref, meta in needs:
         got = hashed[(meta.kind, meta.name, ref.keys)]
         if got is None:  # deleted since the survey
-            if ref.optional:
-                records.append(SourceRecord(ref.kind, ref.name, "", "", selection_tag(ref.keys), ABSENT))
-            else:
-                missing.append(f"{ref.kind}/{ref.name}")
+            note_absent(ref, records, missing)
             continue
         records.append(
             SourceRecord(
