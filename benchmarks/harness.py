@@ -29,7 +29,9 @@ from benchmarks.kubeconfig import session_for
 
 SOURCE_OBJECT = re.compile(r"^/api/v1/namespaces/[^/]+/(configmaps|secrets)/[^/]+$")
 COLLECTION = re.compile(r"^/(api/v1|apis/[^/]+/[^/]+)(/namespaces/[^/]+)?/[a-z]+$")
-METADATA = "as=PartialObjectMetadata"
+# One namespaced object (no subresource); what is not a ConfigMap/Secret is a workload here.
+NAMESPACED_OBJECT = re.compile(r"^/(api/v1|apis/[^/]+/[^/]+)/namespaces/[^/]+/[a-z]+/[^/]+$")
+METADATA = "as=PartialObjectMetadata"  # also matches ...MetadataList
 
 
 @dataclass
@@ -39,8 +41,10 @@ class Traffic:
     requests: int = 0
     bytes: int = 0
     lists: int = 0
+    metadata_lists: int = 0  # of `lists`: PartialObjectMetadataList, no object bodies
     metadata_gets: int = 0
     content_gets: int = 0
+    workload_gets: int = 0  # a single non-source object, e.g. one Deployment in full
     other_gets: int = 0
     writes: int = 0
     errors: int = 0
@@ -64,6 +68,10 @@ class Traffic:
                     t.content_paths.append(e["path"])
             elif COLLECTION.match(e["path"]):
                 t.lists += 1
+                if METADATA in e["accept"]:
+                    t.metadata_lists += 1
+            elif NAMESPACED_OBJECT.match(e["path"]):
+                t.workload_gets += 1
             else:
                 t.other_gets += 1
         return t
@@ -91,8 +99,11 @@ class Measured:
             "requests": t.requests,
             "bytes": t.bytes,
             "lists": t.lists,
+            "metadata_lists": t.metadata_lists,
             "metadata_gets": t.metadata_gets,
             "content_gets": t.content_gets,
+            "workload_gets": t.workload_gets,
+            "other_gets": t.other_gets,
             "writes": t.writes,
             "errors": t.errors,
         }
@@ -182,7 +193,7 @@ class SimulatorProcess:
 
 
 def measure(name: str, argv: list[str], sim: SimulatorProcess, env: dict[str, str] | None = None) -> Measured:
-    """Run `argv` to completion; wall time, peak RSS (os.wait4) and the log entries it caused."""
+    """Run `argv` to completion; wall time, peak RSS (VmHWM) and the log entries it caused."""
     sim.mark()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
