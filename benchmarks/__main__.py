@@ -29,7 +29,8 @@ KUBE_REHASH = str(Path(sys.executable).parent / "kube-rehash")
 TOOLS = ("kube-rehash", "naive", "floor")
 
 
-def commands(sim: SimulatorProcess, config: Path) -> dict[str, list[str]]:
+def commands(sim: SimulatorProcess, config: Path, references: Path) -> dict[str, list[str]]:
+    """Each contender's command line; the floor reads the referenced sources from `references`."""
     kubeconfig = str(sim.kubeconfig)
     return {
         "kube-rehash": [
@@ -43,7 +44,15 @@ def commands(sim: SimulatorProcess, config: Path) -> dict[str, list[str]]:
             str(config),
         ],
         "naive": [sys.executable, "-m", "benchmarks.naive", "--kubeconfig", kubeconfig],
-        "floor": [sys.executable, "-m", "benchmarks.floor", "--kubeconfig", kubeconfig],
+        "floor": [
+            sys.executable,
+            "-m",
+            "benchmarks.floor",
+            "--kubeconfig",
+            kubeconfig,
+            "--references",
+            str(references),
+        ],
     }
 
 
@@ -81,8 +90,11 @@ def scenario(
     config.write_text(f"qps: {qps}\n")
     result: dict[str, Any] = {"shape": asdict(shape), "objects": objects, "load_bytes": size}
     result["referenced_sources"] = len(cluster.referenced)
+    # The floor lists workloads metadata-only, so it learns the referenced sources from the generator.
+    references = workdir / "references.json"
+    references.write_text(json.dumps(cluster.referenced))
     with SimulatorProcess(load, workdir) as sim:
-        argv = commands(sim, config)
+        argv = commands(sim, config, references)
         for name in ("kube-rehash", "naive"):  # first passes: adopt / hash everything once
             if name in tools:
                 first = measure(name, argv[name], sim)
