@@ -5,23 +5,59 @@ from __future__ import annotations
 from typing import Any
 
 RSS_LIMIT_MB = 120.0
+MISSING = "n/a"  # a cell the results do not have
 
 
 def _mb(n: float) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
+def _count(r: dict[str, Any], key: str) -> str:
+    """A counter of a row, or MISSING for results written before the counter existed."""
+    return str(r[key]) if key in r else MISSING
+
+
 def table(rows: dict[str, dict[str, Any]]) -> list[str]:
     lines = [
-        "| tool | wall (s) | requests | response bytes | content GETs | metadata GETs | lists | writes "
-        "| peak RSS (MB) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| tool | wall (s) | requests | response bytes | content GETs | metadata GETs | workload GETs "
+        "| lists (metadata-only) | writes | peak RSS (MB) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in rows.items():
         lines.append(
             f"| {name} | {r['wall_s']:.2f} | {r['requests']} | {_mb(r['bytes'])} | {r['content_gets']} | "
-            f"{r['metadata_gets']} | {r['lists']} | {r['writes']} | {r['rss_mb']:.0f} |"
+            f"{r['metadata_gets']} | {_count(r, 'workload_gets')} | "
+            f"{r['lists']} ({_count(r, 'metadata_lists')}) | {r['writes']} | {r['rss_mb']:.0f} |"
         )
+    return lines
+
+
+def scaling(results: dict[str, Any]) -> list[str]:
+    """One row per measured scale and tool: the cluster's shape, then the steady and change passes."""
+    lines = [
+        "| scale | workloads | opted in | ConfigMaps | Secrets | tool "
+        "| steady wall (s) | steady requests | steady bytes | steady RSS (MB) "
+        "| change wall (s) | change requests | change bytes | change RSS (MB) |",
+        "|---:|---:|---:|---:|---:|---|" + "---:|" * 8,
+    ]
+    for factor, scale in sorted(results["scales"].items(), key=lambda kv: int(kv[0])):
+        shape = scale["shape"]
+        secrets = shape["secrets"] * shape.get("unrelated_factor", 1)
+        head = (
+            f"| {factor}x | {shape['workloads']} | {shape['opted_in']} | {shape['configmaps']} | {secrets} "
+        )
+        tools = dict.fromkeys([*scale.get("steady", {}), *scale.get("change", {})])  # ordered, once each
+        for tool in tools:
+            cells: list[str] = []
+            for phase in ("steady", "change"):
+                r = scale.get(phase, {}).get(tool)
+                if r is None:
+                    cells.extend([MISSING] * 4)
+                else:
+                    cells.extend(
+                        [f"{r['wall_s']:.2f}", str(r["requests"]), _mb(r["bytes"]), f"{r['rss_mb']:.0f}"]
+                    )
+            lines.append(head + f"| {tool} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -108,6 +144,10 @@ def summarize(results: dict[str, Any]) -> str:
                 lines.append(f"## {factor}x — {phase}")
                 lines.extend(table(scale[phase]))
                 lines.append("")
+    if results["scales"]:
+        lines.append("## scaling (" + ", ".join(f"{f}x" for f in sorted(results["scales"], key=int)) + ")")
+        lines.extend(scaling(results))
+        lines.append("")
     if "unrelated_secrets" in results:
         lines.append(f"## 1x with {results['unrelated_secrets']['factor']}x Secrets — steady")
         lines.extend(table(results["unrelated_secrets"]["steady"]))
