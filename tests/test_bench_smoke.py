@@ -1,8 +1,10 @@
 """Smoke test of the benchmark: a tiny cluster, real processes, structural claims only (no timings).
 
 The steady-state pass must download no ConfigMap/Secret content and write nothing; the pass after a
-change must download exactly the changed sources. Also checks the request/byte counting the
-benchmark's numbers rest on, and that the benchmark does not need matplotlib unless asked for a chart.
+change must download exactly the changed sources; the floor must stay the floor (metadata-only lists,
+one metadata GET per referenced source, nothing else), and the naive script's writes must not leak
+into a steady pass. Also checks the request/byte counting the benchmark's numbers rest on, the scaling
+table, and that the benchmark does not need matplotlib unless asked for a chart.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.__main__ import scenario
+from benchmarks.floor import KINDS
 from benchmarks.generate import Shape, generate
 from benchmarks.harness import Traffic
-from benchmarks.report import checks, summarize
+from benchmarks.report import checks, scaling, summarize
 
 TINY = Shape(
     workloads=20,
@@ -45,10 +48,14 @@ def entry(
 
 def test_traffic_classifies_requests_and_sums_bytes() -> None:
     meta = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+    meta_list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
     traffic = Traffic.of(
         [
             entry("GET", "/apis/apps/v1/deployments", 1000),
-            entry("GET", "/api/v1/namespaces/a/configmaps", 300, meta),
+            entry("GET", "/api/v1/namespaces/a/configmaps", 300, meta_list),
+            entry("GET", "/apis/apps/v1/namespaces/a/deployments/d", 400),
+            entry("GET", "/apis/argoproj.io/v1alpha1/namespaces/a/rollouts/r", 40, status=404),
+            entry("GET", "/api/v1/namespaces/a", 30),
             entry("GET", "/api/v1/namespaces/a/configmaps/x", 100, meta),
             entry("GET", "/api/v1/namespaces/a/secrets/y", 700),
             entry("GET", "/api/v1/namespaces/a/secrets/gone", 50, meta, status=404),
@@ -57,9 +64,10 @@ def test_traffic_classifies_requests_and_sums_bytes() -> None:
             entry("GET", "/api/v1/namespaces", 80, status=500),
         ]
     )
-    assert traffic.requests == 8
-    assert traffic.bytes == 3330
+    assert traffic.requests == 11
+    assert traffic.bytes == 3800
     assert (traffic.lists, traffic.metadata_gets, traffic.content_gets, traffic.writes) == (3, 2, 1, 2)
+    assert (traffic.metadata_lists, traffic.workload_gets, traffic.other_gets) == (1, 2, 1)
     assert traffic.content_paths == ["/api/v1/namespaces/a/secrets/y"]
     assert traffic.errors == 1
 
@@ -84,7 +92,6 @@ def test_tiny_benchmark_structural_claims(tmp_path: Path) -> None:
         change_fraction=0.2,
         shards=2,
         qps=0,
-        tools=("kube-rehash", "floor"),
         log=lambda *_: None,
     )
     first = result["first"]["kube-rehash"]
@@ -94,7 +101,17 @@ def test_tiny_benchmark_structural_claims(tmp_path: Path) -> None:
     assert steady["content_gets"] == 0 and steady["writes"] == 0 and steady["configs_fetched"] == 0
     assert steady["summary"]["in-sync"] == TINY.opted_in
     floor = result["steady"]["floor"]
-    assert floor["content_gets"] == 0 and floor["writes"] == 0
+    assert floor["exit"] == 0 and floor["errors"] == 0
+    # The floor: every workload kind listed metadata-only (one page each here), one metadata GET per
+    # referenced source, and nothing else: no pod specs, no content, no writes.
+    assert floor["lists"] == floor["metadata_lists"] == len(KINDS)
+    assert floor["metadata_gets"] == result["referenced_sources"]
+    assert floor["requests"] == floor["lists"] + floor["metadata_gets"]
+    assert floor["content_gets"] == floor["workload_gets"] == floor["writes"] == 0
+    # All three share one cluster: the naive script's writes must not leak into anyone's steady pass.
+    naive = result["steady"]["naive"]
+    assert naive["exit"] == 0 and naive["writes"] == 0 and naive["content_gets"] > 0
+    assert result["change"]["naive"]["writes"] >= 1
     # The request log counts bytes for both the same way; the tool needs nothing the floor does not read.
     assert steady["metadata_gets"] + steady["lists"] >= 1 and floor["bytes"] > 0
     assert sum(s["requests"] for s in result["shards"]) >= steady["requests"]
@@ -106,7 +123,29 @@ def test_tiny_benchmark_structural_claims(tmp_path: Path) -> None:
     met = {name: ok for name, ok, _ in checks({"scales": {"1": result}})}
     assert met["steady: zero content GETs, zero writes"]
     assert met["change: content only for changed sources"]
-    assert "kube-rehash" in report
+    assert "kube-rehash" in report and "## scaling (1x)" in report
+
+
+def test_scaling_table_has_a_row_per_scale_and_tool() -> None:
+    def row(n: int) -> dict[str, float]:
+        return {"wall_s": n / 1000, "requests": n, "bytes": n * 1000, "rss_mb": 50}
+
+    def scale(factor: int, tools: tuple[str, ...]) -> dict[str, object]:
+        shape = {"workloads": 30 * factor, "opted_in": 10 * factor, "configmaps": 80 * factor}
+        shape |= {"secrets": 70 * factor, "unrelated_factor": 1}
+        steady = {t: row(100 * factor) for t in tools}
+        return {"shape": shape, "steady": steady, "change": {t: row(120 * factor) for t in tools[:2]}}
+
+    tools = ("kube-rehash", "naive", "floor")
+    # Out of order on purpose, and 10 after 2 (sorted as numbers, not strings).
+    lines = scaling({"scales": {"10": scale(10, tools), "1": scale(1, tools), "2": scale(2, tools)}})
+    header, rule, *rows = lines
+    assert header.count("|") == rule.count("|") == 15
+    assert all(r.count("|") == 15 for r in rows)
+    assert [r.split(" | ")[0] for r in rows] == ["| 1x"] * 3 + ["| 2x"] * 3 + ["| 10x"] * 3
+    assert rows[3].startswith("| 2x | 60 | 20 | 160 | 140 | kube-rehash | 0.20 | 200 | 0.20 MB | 50 | 0.24 |")
+    # The floor has no change pass here: its change cells are marked, not left out.
+    assert rows[5].endswith("| floor | 0.20 | 200 | 0.20 MB | 50 | n/a | n/a | n/a | n/a |")
 
 
 def test_log_file_lines_match_the_in_memory_log(tmp_path: Path) -> None:
