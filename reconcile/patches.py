@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from reconcile.kube.kinds import CRONJOB, EVENTS, JOBS
-from reconcile.plan import Action, Decision, Observed
+from reconcile.plan import Action, Decision, Observed, stamp_generation
 from reconcile.pointer import join_pointer
 from reconcile.targets import Annotations, Target, format_records, format_time
 
@@ -70,9 +70,13 @@ def build_patch(
     if rollout:
         ops.append(template_op(target, keys.config_hash, decision.config_hash))
     ops.append(add_op(metadata_path(keys.config_hash), decision.config_hash))
-    ops.append(
-        add_op(metadata_path(keys.sources), format_records(observed.records, observed.key_fingerprint))
+    generation = stamp_generation(target, observed)
+    if generation is not None and rollout and not target.kind.annotations_pointer.startswith("/metadata/"):
+        generation += 1  # the template annotation is part of the spec: the server bumps generation once
+    records = format_records(
+        observed.records, observed.key_fingerprint, generation=generation, inputs=target.inputs
     )
+    ops.append(add_op(metadata_path(keys.sources), records))
     if rollout:
         ops.append(add_op(metadata_path(keys.last_rollout), format_time(now)))
     return ops

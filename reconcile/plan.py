@@ -36,6 +36,14 @@ class Observed:
     records: tuple[SourceRecord, ...]
     key_fingerprint: str = ""
     missing_required: tuple[str, ...] = ()
+    complete: bool = True
+    """The records cover every reference (no ignored source, no search mode), so a later pass may
+    trust them while the workload's generation is unchanged."""
+
+
+def stamp_generation(target: Target, observed: Observed) -> int | None:
+    """The generation to record with a write that leaves the spec as it is (None: nothing to trust)."""
+    return target.generation if observed.complete and target.spec_read else None
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,15 @@ def decide(
     ):
         return replace(
             base, action=Action.REFRESH, reason="content unchanged; bookkeeping updated without a rollout"
+        )
+    stamp = stamp_generation(target, observed)
+    if target.spec_read and (
+        book.generation != stamp or (stamp is not None and book.inputs != target.inputs)
+    ):
+        return replace(
+            base,
+            action=Action.REFRESH,
+            reason="content unchanged; bookkeeping updated without a rollout (spec or annotations changed)",
         )
     if target.template_hash is None and target.kind.rolls_pods and book.last_rollout is not None:
         return replace(

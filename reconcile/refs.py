@@ -8,6 +8,7 @@ left out and described in `Discovery.problems`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -109,6 +110,9 @@ class Discovery:
     """Human-readable descriptions of input that was left out (at most MAX_PROBLEMS, then a count)."""
     via: tuple[str, ...]
     """The annotation keys that opted the workload in, sorted."""
+    inputs: str = ""
+    """Digest of every annotation discovery consulted (key and value, absent ones too): equal digests
+    mean the annotations would be read the same way, so only the pod spec can change the references."""
 
 
 @dataclass
@@ -124,6 +128,11 @@ class _Collector:
 
     uses: dict[tuple[SourceKind, str], _Use] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    consulted: dict[str, Any] = field(default_factory=dict)
+
+    def inputs_digest(self) -> str:
+        text = json.dumps(sorted(self.consulted.items()), separators=(",", ":"), default=repr)
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def add_named(
         self, kind: SourceKind, name: Any, keys: frozenset[str] | None, optional: bool, where: str
@@ -293,6 +302,7 @@ def read_annotations(annotations: Any, out: _Collector) -> dict[str, Any]:
 
 def read_string(annotations: dict[str, Any], key: str, out: _Collector) -> str | None:
     """An annotation's string value; None when absent, and reported when not a string."""
+    out.consulted[key] = annotations.get(key)
     if key not in annotations:
         return None
     value = annotations[key]
@@ -381,6 +391,7 @@ def discover(
         search_kinds=KINDS if match else frozenset(),
         problems=cap_problems(out.problems),
         via=tuple(sorted(via)),
+        inputs=out.inputs_digest(),
     )
 
 

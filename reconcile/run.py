@@ -28,7 +28,8 @@ from reconcile.refs import DiscoverySettings, Reference, source_ignored, source_
 from reconcile.report import Report, Row
 from reconcile.settings import Settings
 from reconcile.sharding import assign_shard
-from reconcile.targets import Annotations, SourceRecord, Target, read_target
+from reconcile.targets import Annotations, SourceRecord, Target, read_listed, read_target, records_trusted
+from reconcile.views import confirm_recorded, read_full
 
 log = logging.getLogger(__name__)
 # Seconds kept in reserve at the end of the time budget, so the report is always printed.
@@ -149,11 +150,11 @@ def list_targets(ctx: PassContext) -> Iterator[Target]:
             path = kind.collection_path(namespace)
             try:
                 for item in ctx.client.list_items(
-                    path, field_selector=None if namespace else excluded or None
+                    path, field_selector=None if namespace else excluded or None, metadata_only=True
                 ):
                     if scope.keep is not None and namespace_of(item) not in scope.keep:
                         continue
-                    target = read_target(item, kind, ctx.discovery)
+                    target = read_listed(item, kind, ctx.discovery)
                     if target.discovery.opted_in:
                         yield target
             except NotFound:
@@ -174,31 +175,71 @@ def plan_all(ctx: PassContext) -> list[tuple[Target, Decision]]:
     return planned
 
 
-def plan_namespace(ctx: PassContext, namespace: str, targets: list[Target]) -> list[tuple[Target, Decision]]:
-    early = {t.uid: decide_early(t) for t in targets}
-    live = [t for t in targets if early[t.uid] is None]
-    broken: dict[str, RehashError] = {}
-    try:
-        sources = survey(ctx, namespace, live)
-    except RehashError as exc:
-        sources, broken = survey_each(ctx, namespace, live, exc)
-    readable = [t for t in live if not any(label in broken for label in needed_labels(t))]
-    prefetch(ctx, namespace, readable, sources)
-    result = []
-    for target in targets:
-        decision = early[target.uid]
+def plan_namespace(ctx: PassContext, namespace: str, listed: list[Target]) -> list[tuple[Target, Decision]]:
+    """Decide every listed workload of one namespace, reading whole objects only where needed."""
+    fingerprint = key_fingerprint(ctx.hash_key)
+    settled: dict[str, tuple[Target, Decision]] = {}
+    trusted: list[Target] = []
+    untrusted: list[Target] = []
+    for target in listed:
+        early = decide_early(target)
+        if early is not None:
+            settled[target.uid] = (target, early)
+        elif records_trusted(target, fingerprint):
+            trusted.append(target)
+        else:
+            untrusted.append(target)
+    full = read_full(ctx.client, ctx.executor, untrusted, ctx.discovery)
+    sources, broken = survey_safely(ctx, namespace, full.targets + trusted)
+    stale: list[Target] = []
+    for target in trusted:
+        decision = confirm_recorded(
+            target, sources, broken, discovery=ctx.discovery, hash_key=ctx.hash_key, now=ctx.now
+        )
         if decision is None:
+            stale.append(target)
+        else:
+            settled[target.uid] = (target, decision)
+    if stale:  # a recorded source changed: read these in full, and survey what they add
+        more = read_full(ctx.client, ctx.executor, stale, ctx.discovery)
+        extra, extra_broken = survey_safely(ctx, namespace, more.targets, known=sources)
+        sources.found.update(extra.found)
+        sources.listed |= extra.listed
+        broken.update(extra_broken)
+        full.targets += more.targets
+        full.settled.update(more.settled)
+        full.gone |= more.gone
+    settled.update(full.settled)
+    ready = [t for t in full.targets if not any(label in broken for label in needed_labels(t))]
+    prefetch(ctx, namespace, ready, sources)
+    for target in full.targets:
+        early = decide_early(target)
+        if early is None:
             unreadable = [broken[label] for label in needed_labels(target) if label in broken]
             if unreadable:
                 reason = f"reading ConfigMaps/Secrets of {namespace} failed: {unreadable[0]}"
-                decision = Decision(Action.FAILED, reason)
+                early = Decision(Action.FAILED, reason)
             else:
-                decision = evaluate(ctx, target, sources)
-        result.append((target, decision))
-    return result
+                early = evaluate(ctx, target, sources)
+        settled[target.uid] = (target, early)
+    return [settled[t.uid] for t in listed if t.uid not in full.gone]
 
 
-def wanted_sources(targets: list[Target]) -> tuple[dict[str, set[str]], frozenset[str]]:
+def survey_safely(
+    ctx: PassContext, namespace: str, targets: list[Target], known: NamespaceSources | None = None
+) -> tuple[NamespaceSources, dict[str, RehashError]]:
+    """Survey the namespace's sources the targets need (less those `known` already has); after a
+    failure, source by source so only the workloads needing an unreadable source fail."""
+    try:
+        return survey(ctx, namespace, targets, known), {}
+    except RehashError as exc:
+        return survey_each(ctx, namespace, targets, exc, known)
+
+
+def wanted_sources(
+    targets: list[Target], known: NamespaceSources | None = None
+) -> tuple[dict[str, set[str]], frozenset[str]]:
+    """Names per kind and search-mode kinds the targets need, less what `known` already covers."""
     wanted: dict[str, set[str]] = defaultdict(set)
     search: set[str] = set()
     for target in targets:
@@ -206,11 +247,17 @@ def wanted_sources(targets: list[Target]) -> tuple[dict[str, set[str]], frozense
             wanted[ref.kind].add(ref.name)
         if target.discovery.match_annotations:
             search |= target.discovery.search_kinds
+    if known is not None:
+        search -= known.listed
+        for kind, names in wanted.items():
+            names -= {n for n in names if (kind, n) in known.found or kind in known.listed}
     return wanted, frozenset(search)
 
 
-def survey(ctx: PassContext, namespace: str, targets: list[Target]) -> NamespaceSources:
-    wanted, search = wanted_sources(targets)
+def survey(
+    ctx: PassContext, namespace: str, targets: list[Target], known: NamespaceSources | None = None
+) -> NamespaceSources:
+    wanted, search = wanted_sources(targets, known)
     return ctx.reader.survey(namespace, wanted, search)
 
 
@@ -224,12 +271,16 @@ def needed_labels(target: Target) -> set[str]:
 
 
 def survey_each(
-    ctx: PassContext, namespace: str, targets: list[Target], first: RehashError
+    ctx: PassContext,
+    namespace: str,
+    targets: list[Target],
+    first: RehashError,
+    known: NamespaceSources | None = None,
 ) -> tuple[NamespaceSources, dict[str, RehashError]]:
     """After a failed survey: survey source by source, so only the workloads needing an unreadable
     source fail (a 403 on one Secret must not fail its neighbours). The request that already failed
     is not sent again; a failed list makes its whole kind unreadable."""
-    wanted, search = wanted_sources(targets)
+    wanted, search = wanted_sources(targets, known)
     merged = NamespaceSources(namespace)
     broken: dict[str, RehashError] = {}
     first_path = first.path if isinstance(first, ApiError) else None
@@ -288,8 +339,9 @@ Need = tuple[Reference, SourceMeta]
 
 def classify(
     ctx: PassContext, target: Target, sources: NamespaceSources
-) -> tuple[list[SourceRecord], list[str], list[Need]]:
-    """Split a target's sources into reusable records, missing required ones, and those needing content."""
+) -> tuple[list[SourceRecord], list[str], list[Need], bool]:
+    """Split a target's sources into reusable records, missing required ones, and those needing
+    content; the flag says whether the records will cover every reference (none ignored, no search)."""
     book = target.bookkeeping
     known = {}
     if book.records is not None and book.key_fingerprint == key_fingerprint(ctx.hash_key):
@@ -297,9 +349,11 @@ def classify(
     records: list[SourceRecord] = []
     missing: list[str] = []
     needs: list[Need] = []
+    complete = not target.discovery.match_annotations
     for ref in references_of(ctx, target, sources):
         meta = sources.found.get((ref.kind, ref.name))
         if meta is not None and source_ignored(meta.annotations(), ctx.discovery):
+            complete = False
             continue
         selection = selection_tag(ref.keys)
         if meta is None:
@@ -310,7 +364,7 @@ def classify(
             records.append(reuse)
         else:
             needs.append((ref, meta))
-    return records, missing, needs
+    return records, missing, needs, complete
 
 
 def note_absent(ref: Reference, records: list[SourceRecord], missing: list[str]) -> None:
@@ -333,7 +387,7 @@ def prefetch(ctx: PassContext, namespace: str, targets: list[Target], sources: N
 
 def observe(ctx: PassContext, target: Target, sources: NamespaceSources) -> Observed:
     fingerprint = key_fingerprint(ctx.hash_key)
-    records, missing, needs = classify(ctx, target, sources)
+    records, missing, needs, complete = classify(ctx, target, sources)
     hashed = ctx.reader.tokens(target.namespace, [(meta, ref.keys) for ref, meta in needs])
     for ref, meta in needs:
         got = hashed[(meta.kind, meta.name, ref.keys)]
@@ -347,7 +401,7 @@ def observe(ctx: PassContext, target: Target, sources: NamespaceSources) -> Obse
         )
     records.sort()
     config_hash = combine((SourceToken(r.kind, r.name, r.token) for r in records), ctx.hash_key)
-    return Observed(config_hash, tuple(records), fingerprint, tuple(missing))
+    return Observed(config_hash, tuple(records), fingerprint, tuple(missing), complete)
 
 
 def redecide(ctx: PassContext, target: Target) -> tuple[Target, Decision]:

@@ -7,16 +7,17 @@ parsed and written here, so their format lives in one place.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reconcile.kube.kinds import Kind
 from reconcile.pointer import resolve
-from reconcile.refs import Discovery, DiscoverySettings, discover, is_true
+from reconcile.refs import KINDS, Discovery, DiscoverySettings, Reference, discover, is_true
 
 RECORDS_FORMAT = 1
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
@@ -73,6 +74,21 @@ class Bookkeeping:
     records: tuple[SourceRecord, ...] | None = None
     key_fingerprint: str = ""
     last_rollout: datetime | None = None
+    generation: int | None = None
+    """The workload's `metadata.generation` right after that write, when the records cover every
+    reference (see `records_trusted`)."""
+    inputs: str = ""
+    """`Target.inputs` at that write."""
+
+
+@dataclass(frozen=True)
+class RecordsDoc:
+    """The parsed `sources` annotation."""
+
+    records: tuple[SourceRecord, ...]
+    key_fingerprint: str = ""
+    generation: int | None = None
+    inputs: str = ""
 
 
 @dataclass(frozen=True)
@@ -98,6 +114,13 @@ class Target:
     problems: tuple[str, ...] = ()
     template_present: bool = True
     """False when the object has no pod template (or no parent of its annotations map) to patch."""
+    generation: int | None = None
+    """`metadata.generation`: the API server bumps it on every spec change, never on metadata edits."""
+    inputs: str = ""
+    """Digest of what discovery read besides the pod spec (annotations, kind pointers)."""
+    spec_read: bool = True
+    """False for a view built from metadata alone: references come from the records, and the pod
+    template facts are unknown (such a target can only be confirmed in sync, never written)."""
 
     @property
     def ref(self) -> str:
@@ -128,13 +151,23 @@ def parse_time(text: Any) -> datetime | None:
         return None
 
 
-def format_records(records: tuple[SourceRecord, ...], key_fingerprint: str) -> str:
+def format_records(
+    records: tuple[SourceRecord, ...],
+    key_fingerprint: str,
+    *,
+    generation: int | None = None,
+    inputs: str = "",
+) -> str:
     rows = [[r.kind, r.name, r.uid, r.resource_version, r.selection, r.token] for r in sorted(records)]
-    return json.dumps({"v": RECORDS_FORMAT, "k": key_fingerprint, "s": rows}, separators=(",", ":"))
+    doc: dict[str, Any] = {"v": RECORDS_FORMAT, "k": key_fingerprint, "s": rows}
+    if generation is not None:
+        doc["g"] = generation
+        doc["i"] = inputs
+    return json.dumps(doc, separators=(",", ":"))
 
 
-def parse_records(text: Any) -> tuple[tuple[SourceRecord, ...], str] | None:
-    """Records and key fingerprint from the `sources` annotation; None when absent or unreadable."""
+def parse_records(text: Any) -> RecordsDoc | None:
+    """The `sources` annotation's records, key fingerprint and spec stamp; None when absent or unreadable."""
     if not isinstance(text, str):
         return None
     try:
@@ -148,8 +181,14 @@ def parse_records(text: Any) -> tuple[tuple[SourceRecord, ...], str] | None:
         if not (isinstance(row, list) and len(row) == 6 and all(isinstance(x, str) for x in row)):
             return None
         records.append(SourceRecord(*row))
-    fingerprint = doc.get("k", "")
-    return tuple(sorted(records)), fingerprint if isinstance(fingerprint, str) else ""
+    fingerprint, generation, inputs = doc.get("k"), doc.get("g"), doc.get("i")
+    valid_generation = isinstance(generation, int) and not isinstance(generation, bool)
+    return RecordsDoc(
+        tuple(sorted(records)),
+        fingerprint if isinstance(fingerprint, str) else "",
+        generation if valid_generation and isinstance(inputs, str) else None,
+        inputs if valid_generation and isinstance(inputs, str) else "",
+    )
 
 
 def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookkeeping:
@@ -157,9 +196,11 @@ def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookk
     parsed = parse_records(annotations.get(keys.sources))
     return Bookkeeping(
         config_hash=stored if isinstance(stored, str) and stored else None,
-        records=parsed[0] if parsed else None,
-        key_fingerprint=parsed[1] if parsed else "",
+        records=parsed.records if parsed else None,
+        key_fingerprint=parsed.key_fingerprint if parsed else "",
         last_rollout=parse_time(annotations.get(keys.last_rollout)),
+        generation=parsed.generation if parsed else None,
+        inputs=parsed.inputs if parsed else "",
     )
 
 
@@ -192,6 +233,7 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
             min_interval = parse_duration(str(annotations[keys.min_interval]))
         except ValueError as exc:
             problems.append(f"{keys.min_interval}: {exc}")
+    generation = metadata.get("generation")
     template_hash = rolling.get(keys.config_hash) if isinstance(rolling, Mapping) else None
     template_metadata = resolve(obj, kind.template + "/metadata") if kind.template else rolling
     strategy = resolve(obj, kind.update_strategy) if kind.update_strategy else None
@@ -215,4 +257,47 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         run_on_change=is_true(annotations.get(keys.run_on_change)),
         problems=tuple(problems),
         template_present=isinstance(resolve(obj, holder), Mapping),
+        generation=generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
+        inputs=target_inputs(discovery, kind),
+    )
+
+
+def target_inputs(discovery: Discovery, kind: Kind) -> str:
+    text = "\n".join((discovery.inputs, kind.pod_spec_pointer or "", kind.annotations_pointer))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def read_listed(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings) -> Target:
+    """The slim view of a metadata-only list item (PartialObjectMetadata).
+
+    References come from the recorded sources, and the pod template facts are unknown: the view is
+    good for confirming a workload in sync (see `records_trusted`), while anything else needs the
+    full object."""
+    view = read_target({"metadata": obj.get("metadata")}, kind, settings)
+    records = view.bookkeeping.records or ()
+    recorded = {Reference(r.kind, r.name, None, r.uid == "") for r in records if r.kind in KINDS}
+    return replace(
+        view,
+        discovery=replace(view.discovery, references=tuple(sorted(recorded))),
+        template_hash=None,
+        annotations_map_present=True,
+        template_metadata_present=True,
+        template_present=True,
+        spec_read=False,
+    )
+
+
+def records_trusted(target: Target, key_fingerprint: str) -> bool:
+    """Whether the recorded sources are still exactly the workload's references and nothing else
+    decides differently: the spec is unchanged since they were recorded (same `metadata.generation`),
+    so are the annotations discovery reads, and the hash key. Search mode is never trusted (its
+    sources are found by listing, not by the spec)."""
+    book = target.bookkeeping
+    return (
+        book.records is not None
+        and book.generation is not None
+        and book.generation == target.generation
+        and book.inputs == target.inputs
+        and book.key_fingerprint == key_fingerprint
+        and not target.discovery.match_annotations
     )

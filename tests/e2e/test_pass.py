@@ -3,6 +3,7 @@ and its request log."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tests.e2e.conftest import (
@@ -290,6 +291,14 @@ def test_a_stripped_template_annotation_with_unchanged_content_does_not_roll(clu
     cluster.sim.store.mutate(
         "deployments", "shop", "web", lambda o: o["spec"]["template"]["metadata"].pop("annotations")
     )
+    cluster.sim.log.clear()
+    # The re-apply changed the spec (a new generation): the bookkeeping is refreshed on metadata only,
+    # the template is left as it is, so nothing restarts.
+    assert cluster.run().actions() == {WEB: "refresh"}
+    (write,) = cluster.writes()
+    ops = json.loads(write.body)
+    assert all(op["path"].startswith("/metadata/") for op in ops)
+    assert "annotations" not in cluster.get("deployments", "shop", "web")["spec"]["template"]["metadata"]
     cluster.sim.log.clear()
     assert cluster.run().actions() == {WEB: "in-sync"}
     assert cluster.writes() == []
