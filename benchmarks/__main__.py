@@ -27,11 +27,16 @@ from benchmarks.harness import Measured, SimulatorProcess, change_sources, measu
 
 KUBE_REHASH = str(Path(sys.executable).parent / "kube-rehash")
 TOOLS = ("kube-rehash", "naive", "floor")
+# kube-rehash with `fetch: list` (one metadata list per namespace and kind instead of gets by name):
+# fewer requests, more bytes. Measured in the steady state to show the trade-off.
+LIST_MODE = "kube-rehash-list"
 
 
 def commands(sim: SimulatorProcess, config: Path, references: Path) -> dict[str, list[str]]:
     """Each contender's command line; the floor reads the referenced sources from `references`."""
     kubeconfig = str(sim.kubeconfig)
+    list_config = config.with_name("kube-rehash-list.yaml")
+    list_config.write_text(config.read_text() + "fetch: list\n")
     return {
         "kube-rehash": [
             KUBE_REHASH,
@@ -42,6 +47,16 @@ def commands(sim: SimulatorProcess, config: Path, references: Path) -> dict[str,
             kubeconfig,
             "--config",
             str(config),
+        ],
+        LIST_MODE: [
+            KUBE_REHASH,
+            "run",
+            "-o",
+            "json",
+            "--kubeconfig",
+            kubeconfig,
+            "--config",
+            str(list_config),
         ],
         "naive": [sys.executable, "-m", "benchmarks.naive", "--kubeconfig", kubeconfig],
         "floor": [
@@ -107,10 +122,10 @@ def scenario(
                 log(f"  first {name}: {first.wall:.1f}s, {first.traffic.requests} requests")
         if "steady" in passes:
             result["steady"] = {}
-            for name in tools:
+            for name in (*tools, LIST_MODE) if "kube-rehash" in tools else tools:
                 run = measure(name, argv[name], sim)
                 result["steady"][name] = run.row()
-                if name == "kube-rehash":
+                if name.startswith("kube-rehash"):
                     result["steady"][name].update(rehash_report(run))
                 log(f"  steady {name}: {run.row()}")
             for index in range(shards):

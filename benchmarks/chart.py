@@ -10,6 +10,7 @@ from typing import Any
 
 STYLE = {
     "kube-rehash": {"color": "#1b7837", "marker": "o"},
+    "kube-rehash-list": {"color": "#5aae61", "marker": "D", "linestyle": ":"},
     "naive": {"color": "#b2182b", "marker": "s"},
     "floor": {"color": "#4d4d4d", "marker": "^", "linestyle": "--"},
 }
