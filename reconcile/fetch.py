@@ -77,6 +77,10 @@ class NamespaceSources:
     def of_kind(self, kind: str) -> Iterable[SourceMeta]:
         return (m for (k, _), m in sorted(self.found.items()) if k == kind)
 
+    def merge(self, other: NamespaceSources) -> None:
+        self.found.update(other.found)
+        self.listed |= other.listed
+
 
 class SourceReader:
     """Fetches source metadata and content tokens for the pass, counting what it downloads."""

@@ -203,12 +203,9 @@ def plan_namespace(ctx: PassContext, namespace: str, listed: list[Target]) -> li
     if stale:  # a recorded source changed: read these in full, and survey what they add
         more = read_full(ctx.client, ctx.executor, stale, ctx.discovery)
         extra, extra_broken = survey_safely(ctx, namespace, more.targets, known=sources)
-        sources.found.update(extra.found)
-        sources.listed |= extra.listed
+        sources.merge(extra)
         broken.update(extra_broken)
-        full.targets += more.targets
-        full.settled.update(more.settled)
-        full.gone |= more.gone
+        full.merge(more)
     settled.update(full.settled)
     ready = [t for t in full.targets if not any(label in broken for label in needed_labels(t))]
     prefetch(ctx, namespace, ready, sources)
@@ -303,8 +300,7 @@ def survey_each(
                 listed = isinstance(exc, ApiError) and exc.path == resource.collection_path(namespace)
                 broken[f"{kind}/*" if listed else label] = exc
                 continue
-            merged.found.update(part.found)
-            merged.listed |= part.listed
+            merged.merge(part)
     return merged, broken
 
 

@@ -40,6 +40,11 @@ class FullViews:
     gone: set[str] = field(default_factory=set)
     """uids of workloads deleted or opted out since they were listed: no report row."""
 
+    def merge(self, other: FullViews) -> None:
+        self.targets += other.targets
+        self.settled.update(other.settled)
+        self.gone |= other.gone
+
 
 def read_full(
     client: KubeClient, executor: Executor, listed: Iterable[Target], discovery: DiscoverySettings
