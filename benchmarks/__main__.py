@@ -37,27 +37,10 @@ def commands(sim: SimulatorProcess, config: Path, references: Path) -> dict[str,
     kubeconfig = str(sim.kubeconfig)
     list_config = config.with_name("kube-rehash-list.yaml")
     list_config.write_text(config.read_text() + "fetch: list\n")
+    rehash = [KUBE_REHASH, "run", "-o", "json", "--kubeconfig", kubeconfig, "--config"]
     return {
-        "kube-rehash": [
-            KUBE_REHASH,
-            "run",
-            "-o",
-            "json",
-            "--kubeconfig",
-            kubeconfig,
-            "--config",
-            str(config),
-        ],
-        LIST_MODE: [
-            KUBE_REHASH,
-            "run",
-            "-o",
-            "json",
-            "--kubeconfig",
-            kubeconfig,
-            "--config",
-            str(list_config),
-        ],
+        "kube-rehash": [*rehash, str(config)],
+        LIST_MODE: [*rehash, str(list_config)],
         "naive": [sys.executable, "-m", "benchmarks.naive", "--kubeconfig", kubeconfig],
         "floor": [
             sys.executable,

@@ -6,7 +6,9 @@ reads the simulator's kubeconfig here: one cluster, one bearer-token user, an em
 
 from __future__ import annotations
 
+import atexit
 import base64
+import os
 import tempfile
 from pathlib import Path
 
@@ -23,6 +25,7 @@ def session_for(kubeconfig: Path, pool: int = 8) -> tuple[requests.Session, str]
     ca = tempfile.NamedTemporaryFile(prefix="bench-ca-", suffix=".pem", delete=False)  # noqa: SIM115
     ca.write(base64.b64decode(cluster["certificate-authority-data"]))
     ca.close()
+    atexit.register(os.unlink, ca.name)
     session = requests.Session()
     session.trust_env = False  # a REQUESTS_CA_BUNDLE or proxy from the environment must not win
     session.verify = ca.name
