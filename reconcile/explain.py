@@ -17,6 +17,7 @@ from reconcile.kube.kinds import Kind
 from reconcile.plan import Action, Decision, decide_early
 from reconcile.refs import DiscoverySettings, Reference, source_ignored
 from reconcile.settings import Settings
+from reconcile.survey import survey
 from reconcile.targets import Target, read_target
 
 
@@ -87,7 +88,7 @@ def state_of(ref: Reference, sources: NamespaceSources, settings: DiscoverySetti
 def explain_workload(
     settings: Settings, client: KubeClient, kind: Kind, namespace: str, name: str, *, hash_key: bytes | None
 ) -> Explanation:
-    from reconcile.run import evaluate, open_context, references_of, survey
+    from reconcile.run import evaluate, open_context, references_of
 
     discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
     obj = client.get(kind.object_path(namespace, name))
@@ -98,7 +99,7 @@ def explain_workload(
             return Explanation(
                 target, (), Decision(Action.SKIPPED, "not opted in: no kube-rehash annotation")
             )
-        sources = survey(ctx, namespace, [target])
+        sources = survey(ctx.reader, namespace, [target])
         decision = decide_early(target) or evaluate(ctx, target, sources)
         states = tuple(
             SourceState(

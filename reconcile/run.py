@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from reconcile.apply import Writer
-from reconcile.errors import ApiError, NotFound, RehashError
-from reconcile.fetch import RESOURCES, NamespaceSources, SourceMeta, SourceReader
+from reconcile.errors import NotFound, RehashError
+from reconcile.fetch import NamespaceSources, SourceMeta, SourceReader
 from reconcile.hashing import ABSENT, SourceToken, combine, key_fingerprint, selection_tag
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import NAMESPACES
@@ -28,6 +28,7 @@ from reconcile.refs import DiscoverySettings, Reference, source_ignored, source_
 from reconcile.report import Report, Row
 from reconcile.settings import Settings
 from reconcile.sharding import assign_shard
+from reconcile.survey import needed_labels, survey, survey_safely
 from reconcile.targets import Annotations, SourceRecord, Target, read_listed, read_target, records_trusted
 from reconcile.views import confirm_recorded, read_full
 
@@ -190,7 +191,7 @@ def plan_namespace(ctx: PassContext, namespace: str, listed: list[Target]) -> li
         else:
             untrusted.append(target)
     full = read_full(ctx.client, ctx.executor, untrusted, ctx.discovery)
-    sources, broken = survey_safely(ctx, namespace, full.targets + trusted)
+    sources, broken = survey_safely(ctx.reader, namespace, full.targets + trusted)
     stale: list[Target] = []
     for target in trusted:
         decision = confirm_recorded(
@@ -202,7 +203,7 @@ def plan_namespace(ctx: PassContext, namespace: str, listed: list[Target]) -> li
             settled[target.uid] = (target, decision)
     if stale:  # a recorded source changed: read these in full, and survey what they add
         more = read_full(ctx.client, ctx.executor, stale, ctx.discovery)
-        extra, extra_broken = survey_safely(ctx, namespace, more.targets, known=sources)
+        extra, extra_broken = survey_safely(ctx.reader, namespace, more.targets, known=sources)
         sources.merge(extra)
         broken.update(extra_broken)
         full.merge(more)
@@ -220,88 +221,6 @@ def plan_namespace(ctx: PassContext, namespace: str, listed: list[Target]) -> li
                 early = evaluate(ctx, target, sources)
         settled[target.uid] = (target, early)
     return [settled[t.uid] for t in listed if t.uid not in full.gone]
-
-
-def survey_safely(
-    ctx: PassContext, namespace: str, targets: list[Target], known: NamespaceSources | None = None
-) -> tuple[NamespaceSources, dict[str, RehashError]]:
-    """Survey the namespace's sources the targets need (less those `known` already has); after a
-    failure, source by source so only the workloads needing an unreadable source fail."""
-    try:
-        return survey(ctx, namespace, targets, known), {}
-    except RehashError as exc:
-        return survey_each(ctx, namespace, targets, exc, known)
-
-
-def wanted_sources(
-    targets: list[Target], known: NamespaceSources | None = None
-) -> tuple[dict[str, set[str]], frozenset[str]]:
-    """Names per kind and search-mode kinds the targets need, less what `known` already covers."""
-    wanted: dict[str, set[str]] = defaultdict(set)
-    search: set[str] = set()
-    for target in targets:
-        for ref in target.discovery.references:
-            wanted[ref.kind].add(ref.name)
-        if target.discovery.match_annotations:
-            search |= target.discovery.search_kinds
-    if known is not None:
-        search -= known.listed
-        for kind, names in wanted.items():
-            names -= {n for n in names if (kind, n) in known.found or kind in known.listed}
-    return wanted, frozenset(search)
-
-
-def survey(
-    ctx: PassContext, namespace: str, targets: list[Target], known: NamespaceSources | None = None
-) -> NamespaceSources:
-    wanted, search = wanted_sources(targets, known)
-    return ctx.reader.survey(namespace, wanted, search)
-
-
-def needed_labels(target: Target) -> set[str]:
-    """`kind/name` of each declared source and `kind/*` of each kind the target reads (lists)."""
-    labels = {f"{ref.kind}/{ref.name}" for ref in target.discovery.references}
-    kinds = {ref.kind for ref in target.discovery.references}
-    if target.discovery.match_annotations:
-        kinds |= target.discovery.search_kinds
-    return labels | {f"{kind}/*" for kind in kinds}
-
-
-def survey_each(
-    ctx: PassContext,
-    namespace: str,
-    targets: list[Target],
-    first: RehashError,
-    known: NamespaceSources | None = None,
-) -> tuple[NamespaceSources, dict[str, RehashError]]:
-    """After a failed survey: survey source by source, so only the workloads needing an unreadable
-    source fail (a 403 on one Secret must not fail its neighbours). The request that already failed
-    is not sent again; a failed list makes its whole kind unreadable."""
-    wanted, search = wanted_sources(targets, known)
-    merged = NamespaceSources(namespace)
-    broken: dict[str, RehashError] = {}
-    first_path = first.path if isinstance(first, ApiError) else None
-    for kind in ("configmap", "secret"):
-        resource = RESOURCES[kind]
-        if first_path == resource.collection_path(namespace):
-            broken[f"{kind}/*"] = first
-            continue
-        units: list[tuple[dict[str, set[str]], frozenset[str], str]] = []
-        if kind in search:
-            units.append(({}, frozenset({kind}), f"{kind}/*"))
-        units += [({kind: {name}}, frozenset(), f"{kind}/{name}") for name in sorted(wanted.get(kind, ()))]
-        for names, kinds, label in units:
-            if label != f"{kind}/*" and first_path == resource.object_path(namespace, label.split("/", 1)[1]):
-                broken[label] = first
-                continue
-            try:
-                part = ctx.reader.survey(namespace, names, kinds)
-            except RehashError as exc:
-                listed = isinstance(exc, ApiError) and exc.path == resource.collection_path(namespace)
-                broken[f"{kind}/*" if listed else label] = exc
-                continue
-            merged.merge(part)
-    return merged, broken
 
 
 def references_of(ctx: PassContext, target: Target, sources: NamespaceSources) -> list[Reference]:
@@ -409,5 +328,5 @@ def redecide(ctx: PassContext, target: Target) -> tuple[Target, Decision]:
     )
     if early is not None:
         return fresh, early
-    sources = survey(ctx, fresh.namespace, [fresh])
+    sources = survey(ctx.reader, fresh.namespace, [fresh])
     return fresh, evaluate(ctx, fresh, sources)
