@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
+from reconcile.hashing import SourceToken, combine, key_fingerprint
 from reconcile.targets import SourceRecord, Target, format_time
 
 
@@ -39,6 +40,19 @@ class Observed:
     complete: bool = True
     """The records cover every reference (no ignored source, no search mode), so a later pass may
     trust them while the workload's generation is unchanged."""
+
+
+def observed_from(
+    records: Iterable[SourceRecord],
+    hash_key: bytes | None,
+    *,
+    missing: tuple[str, ...] = (),
+    complete: bool = True,
+) -> Observed:
+    """The observed state of these records: sorted, with their combined hash under the pass's key."""
+    ordered = tuple(sorted(records))
+    config_hash = combine((SourceToken(r.kind, r.name, r.token) for r in ordered), hash_key)
+    return Observed(config_hash, ordered, key_fingerprint(hash_key), missing, complete)
 
 
 def stamp_generation(target: Target, observed: Observed) -> int | None:

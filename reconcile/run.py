@@ -20,10 +20,19 @@ from datetime import UTC, datetime
 from reconcile.apply import Writer
 from reconcile.errors import NotFound, RehashError
 from reconcile.fetch import NamespaceSources, SourceMeta, SourceReader
-from reconcile.hashing import ABSENT, SourceToken, combine, key_fingerprint, selection_tag
+from reconcile.hashing import ABSENT, key_fingerprint, selection_tag
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import NAMESPACES
-from reconcile.plan import Action, Decision, Observed, apply_budget, decide, decide_early, sort_key
+from reconcile.plan import (
+    Action,
+    Decision,
+    Observed,
+    apply_budget,
+    decide,
+    decide_early,
+    observed_from,
+    sort_key,
+)
 from reconcile.refs import DiscoverySettings, Reference, source_ignored, source_matches
 from reconcile.report import Report, Row
 from reconcile.settings import Settings
@@ -301,7 +310,6 @@ def prefetch(ctx: PassContext, namespace: str, targets: list[Target], sources: N
 
 
 def observe(ctx: PassContext, target: Target, sources: NamespaceSources) -> Observed:
-    fingerprint = key_fingerprint(ctx.hash_key)
     records, missing, needs, complete = classify(ctx, target, sources)
     hashed = ctx.reader.tokens(target.namespace, [(meta, ref.keys) for ref, meta in needs])
     for ref, meta in needs:
@@ -314,9 +322,7 @@ def observe(ctx: PassContext, target: Target, sources: NamespaceSources) -> Obse
                 ref.kind, ref.name, got.uid, got.resource_version, selection_tag(ref.keys), got.token
             )
         )
-    records.sort()
-    config_hash = combine((SourceToken(r.kind, r.name, r.token) for r in records), ctx.hash_key)
-    return Observed(config_hash, tuple(records), fingerprint, tuple(missing), complete)
+    return observed_from(records, ctx.hash_key, missing=tuple(missing), complete=complete)
 
 
 def redecide(ctx: PassContext, target: Target) -> tuple[Target, Decision]:

@@ -19,9 +19,8 @@ from typing import Any
 
 from reconcile.errors import NotFound, RehashError
 from reconcile.fetch import NamespaceSources
-from reconcile.hashing import SourceToken, combine, key_fingerprint
 from reconcile.kube.client import KubeClient
-from reconcile.plan import Action, Decision, Observed, decide
+from reconcile.plan import Action, Decision, decide, observed_from
 from reconcile.refs import DiscoverySettings, source_ignored
 from reconcile.targets import Target, read_target
 
@@ -120,7 +119,7 @@ def confirm_recorded(
     or could not be read (then the workload is read in full and decided from its content)."""
     records = target.bookkeeping.records or ()
     for record in records:
-        if {record.label, f"{record.kind}/*"} & set(unreadable):
+        if record.label in unreadable or f"{record.kind}/*" in unreadable:
             return None
         meta = sources.found.get((record.kind, record.name))
         if record.uid == "":  # recorded as an absent optional source
@@ -131,7 +130,5 @@ def confirm_recorded(
             return None
         if source_ignored(meta.annotations(), discovery):
             return None
-    tokens = (SourceToken(r.kind, r.name, r.token) for r in records)
-    observed = Observed(combine(tokens, hash_key), records, key_fingerprint(hash_key))
-    decision = decide(target, observed, now=now)
+    decision = decide(target, observed_from(records, hash_key), now=now)
     return decision if decision.action is Action.IN_SYNC else None
