@@ -2,11 +2,14 @@
 
 Built on `http.server.ThreadingHTTPServer` (HTTP/1.1 keep-alive, one daemon thread per connection);
 the TLS handshake happens in the connection's thread so one slow client cannot stall the accept loop.
-Every response carries Content-Length; every error is a v1 Status body.
+Every response carries Content-Length; every error is a v1 Status body. Like kube-apiserver (feature
+APIResponseCompression, on by default since 1.16), a response over 128 KiB is gzipped at level 1 when the
+client accepts gzip; the request log counts the bytes actually sent.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import ssl
@@ -28,6 +31,24 @@ from .store import Store
 NOT_FOUND = ApiError(404, "the server could not find the requested resource", details={})
 METHOD_NOT_ALLOWED = ApiError(405, "the server does not allow this method on the requested resource")
 Response = tuple[int, bytes, str]
+# kube-apiserver's defaultGzipThresholdBytes and defaultGzipContentEncodingLevel.
+GZIP_THRESHOLD = 128 * 1024
+GZIP_LEVEL = 1
+
+
+def accepts_gzip(header: str) -> bool:
+    """True when an Accept-Encoding value lists gzip (or *) without q=0."""
+    for part in header.split(","):
+        coding, *params = (p.strip() for p in part.split(";"))
+        if coding.lower() not in ("gzip", "*"):
+            continue
+        weights = [p.split("=", 1)[1] for p in params if p.lower().startswith("q=") and "=" in p]
+        try:
+            if not weights or float(weights[0]) > 0:
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 class SimulatorServer(ThreadingHTTPServer):
@@ -144,6 +165,9 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a simulator bug must still answer with a Status
             error = ApiError(500, f"simulator internal error: {type(exc).__name__}: {exc}")
             code, payload, content_type = 500, error.body(), "application/json"
+        if len(payload) > GZIP_THRESHOLD and accepts_gzip(self.headers.get("Accept-Encoding", "")):
+            payload = gzip.compress(payload, compresslevel=GZIP_LEVEL)
+            extra = {**extra, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
         # Logged before the response leaves, so a client that got its answer finds the entry.
         self._log(path, query, body, (code, len(payload), user, started))
         self.send_response(code)

@@ -34,6 +34,7 @@ def call(
     token: str | None = None,
     content_type: str = "application/json",
     accept: str = "application/json",
+    headers: dict[str, str] | None = None,
 ) -> Reply:
     """One HTTPS request to the simulator, verified against its CA; errors returned, not raised."""
     context = ssl.create_default_context(cadata=sim.ca_pem.decode())
@@ -45,6 +46,8 @@ def call(
     request.add_header("Accept", accept)
     if data is not None:
         request.add_header("Content-Type", content_type)
+    for key, value in (headers or {}).items():
+        request.add_header(key, value)
     try:
         with urllib.request.urlopen(request, context=context, timeout=10) as response:
             return Reply(response.status, dict(response.headers), response.read())
