@@ -2,19 +2,21 @@
 
 Per namespace the planner picks metadata gets by name (few references; needs only `get`) or one
 metadata list (many references, or search mode), with server-side filters where they exist (Helm
-release Secrets are never listed). Content is downloaded only for sources whose identity, version or
-key selection differs from what the workload recorded, and is dropped as soon as it is hashed: only
-digests are kept, never Secret data.
+release Secrets are never listed). A pass over the whole cluster may instead list a kind once,
+cluster-wide, when the kind's objects are few enough per referenced one (see `CLUSTER_LIST_RATIO`).
+Content is downloaded only for sources whose identity, version or key selection differs from what the
+workload recorded, and is dropped as soon as it is hashed: only digests are kept, never Secret data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Collection, Iterable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reconcile.errors import NotFound
+from reconcile.errors import NotFound, RehashError
 from reconcile.hashing import source_token
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
@@ -28,6 +30,13 @@ HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"
 # a list returns every object of the namespace (most unreferenced), gets only the wanted ones, in
 # parallel over kept-alive connections. Measured with `make bench` (docs/performance.md).
 GET_THRESHOLD = 40
+# A whole-cluster pass lists a kind cluster-wide (metadata only, paged) when the cluster holds at most this
+# many objects of the kind per referenced one. A metadata GET moves a ~300-byte body plus the request's
+# headers (the bearer token alone is often ~1 KB) and costs the API server a full authn/authz/audit
+# cycle; a list item moves ~300 bytes, about 40 once a page over 128 KiB is gzipped (docs/performance.md).
+CLUSTER_LIST_RATIO = 16
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,50 @@ class SourceReader:
         self.hash_key = hash_key
         self.contents_fetched = 0
         self._tokens: dict[tuple[str, str, str, str, str, frozenset[str] | None], Hashed] = {}
+        # Kinds listed cluster-wide for this pass: kind -> namespace -> name -> metadata.
+        self._cluster: dict[str, dict[str, dict[str, SourceMeta]]] = {}
+
+    def survey_cluster(
+        self, wanted: Mapping[str, int], namespaces: Collection[str], exclude: Collection[str] = ()
+    ) -> list[str]:
+        """In `auto` mode, list each kind cluster-wide when that is the cheaper way to learn the identities
+        of `wanted[kind]` referenced sources; keep what `namespaces` hold. Returns the kinds listed. A
+        refused or failed list costs nothing but its requests: the namespace surveys then read that kind."""
+        if self.mode != "auto":
+            return []
+        jobs = {
+            kind: self.executor.submit(self._list_cluster, kind, count, namespaces, exclude)
+            for kind, count in sorted(wanted.items())
+            if count > 0
+        }
+        for kind, job in jobs.items():
+            try:
+                listed = job.result()
+            except RehashError as exc:
+                log.warning(
+                    "listing %ss cluster-wide failed (%s); reading them namespace by namespace", kind, exc
+                )
+                continue
+            if listed is not None:
+                self._cluster[kind] = listed
+        return sorted(self._cluster)
+
+    def _list_cluster(
+        self, kind: str, wanted: int, namespaces: Collection[str], exclude: Collection[str]
+    ) -> dict[str, dict[str, SourceMeta]] | None:
+        path = RESOURCES[kind].collection_path(None)
+        total = _object_count(next(self.client.list_pages(path, metadata_only=True, limit=1)))
+        if total is None or total > CLUSTER_LIST_RATIO * wanted:
+            return None
+        terms = [HELM_RELEASE_FILTER] if kind == "secret" else []
+        terms += [f"metadata.namespace!={n}" for n in sorted(exclude)]
+        found: dict[str, dict[str, SourceMeta]] = {}
+        for item in self.client.list_items(path, field_selector=",".join(terms) or None, metadata_only=True):
+            namespace = str((item.get("metadata") or {}).get("namespace", ""))
+            meta = read_meta(kind, item, self.interesting) if namespace in namespaces else None
+            if meta is not None:
+                found.setdefault(namespace, {})[meta.name] = meta
+        return found
 
     def plan_kind(self, names: set[str], search: bool) -> Literal["list", "get"]:
         if search:
@@ -121,7 +174,12 @@ class SourceReader:
             search = kind in search_kinds and not (self.mode == "get" and kind == "secret")
             if not names and not search:
                 continue
-            if self.plan_kind(names, search) == "list":
+            cluster = self._cluster.get(kind)
+            if cluster is not None:
+                result.found.update({(kind, n): m for n, m in cluster.get(namespace, {}).items()})
+                result.listed.add(kind)
+                names = {n for n in names if (kind, n) not in result.found} if kind == "secret" else set()
+            elif self.plan_kind(names, search) == "list":
                 self._list(result, kind, helm_filter=kind == "secret")
                 result.listed.add(kind)
                 # A wanted Helm release Secret is filtered out of the list: confirm such names by get.
@@ -182,6 +240,16 @@ class SourceReader:
                 out[(kind, name, keys)] = hashed
                 self._tokens[(namespace, kind, name, uid, version, keys)] = hashed
         return out
+
+
+def _object_count(page: Mapping[str, Any]) -> int | None:
+    """Objects in the whole list, from its first page (None when the server does not say)."""
+    metadata = page.get("metadata") or {}
+    items = len(page.get("items") or [])
+    if not metadata.get("continue"):
+        return items
+    remaining = metadata.get("remainingItemCount")
+    return items + remaining if isinstance(remaining, int) else None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from reconcile.refs import DiscoverySettings, Reference, source_ignored, source_
 from reconcile.report import Report, Row
 from reconcile.settings import Settings
 from reconcile.sharding import assign_shard
-from reconcile.survey import needed_labels, survey, survey_safely
+from reconcile.survey import needed_labels, survey, survey_safely, wanted_counts
 from reconcile.targets import Annotations, SourceRecord, Target, read_listed, read_target, records_trusted
 from reconcile.views import confirm_recorded, read_full
 
@@ -178,6 +178,10 @@ def plan_all(ctx: PassContext) -> list[tuple[Target, Decision]]:
     by_namespace: dict[str, list[Target]] = defaultdict(list)
     for target in list_targets(ctx):
         by_namespace[target.namespace].append(target)
+    if not ctx.settings.namespaces and ctx.settings.shard is None:  # the pass covers the whole cluster
+        ctx.reader.survey_cluster(
+            wanted_counts(by_namespace), set(by_namespace), ctx.settings.exclude_namespaces
+        )
     planned: list[tuple[Target, Decision]] = []
     for namespace in sorted(by_namespace):
         targets = sorted(by_namespace.pop(namespace), key=sort_key)

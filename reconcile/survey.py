@@ -43,6 +43,16 @@ def wanted_sources(
     return wanted, frozenset(search)
 
 
+def wanted_counts(by_namespace: dict[str, list[Target]]) -> dict[str, int]:
+    """Referenced sources per kind over all namespaces (a searched kind counts once per namespace)."""
+    counts: dict[str, int] = defaultdict(int)
+    for targets in by_namespace.values():
+        wanted, search = wanted_sources(targets)
+        for kind in wanted.keys() | search:
+            counts[kind] += max(len(wanted.get(kind, ())), 1)
+    return dict(counts)
+
+
 def survey(
     reader: SourceReader, namespace: str, targets: list[Target], known: NamespaceSources | None = None
 ) -> NamespaceSources:
