@@ -8,6 +8,7 @@ left out and described in `Discovery.problems`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -343,6 +344,32 @@ def add_wave_extras(
             )
 
 
+@functools.cache
+def opt_in_rules(
+    settings: DiscoverySettings,
+) -> tuple[tuple[_Flag, ...], tuple[tuple[str, SourceKind], ...], int]:
+    """The opt-in flags, the listing annotations, and how many of the lists are the tool's own (those
+    also turn on pod-spec discovery)."""
+    prefix = settings.prefix
+    flags: list[_Flag] = [(f"{prefix}/watch", KINDS, None), (f"{prefix}/search", KINDS, f"{prefix}/match")]
+    lists: list[tuple[str, SourceKind]] = [
+        (f"{prefix}/configmaps", "configmap"),
+        (f"{prefix}/secrets", "secret"),
+    ]
+    own_lists = len(lists)
+    for rule in sorted(settings.compat):
+        flags += _COMPAT_FLAGS.get(rule, ())
+        lists += _COMPAT_LISTS.get(rule, ())
+    return tuple(flags), tuple(lists), own_lists
+
+
+@functools.cache
+def opt_in_keys(settings: DiscoverySettings) -> frozenset[str]:
+    """Annotation keys of which a workload needs at least one to be opted in: a cheap first filter."""
+    flags, lists, _ = opt_in_rules(settings)
+    return frozenset(key for key, *_ in flags) | frozenset(key for key, _ in lists)
+
+
 def discover(
     annotations: Any, pod_spec: Any, settings: DiscoverySettings, *, namespace: str | None = None
 ) -> Discovery:
@@ -357,16 +384,7 @@ def discover(
     def flag(key: str) -> bool:
         return is_true(read_string(ann, key, out))
 
-    flags: list[_Flag] = [(f"{prefix}/watch", KINDS, None), (f"{prefix}/search", KINDS, f"{prefix}/match")]
-    lists: list[tuple[str, SourceKind]] = [
-        (f"{prefix}/configmaps", "configmap"),
-        (f"{prefix}/secrets", "secret"),
-    ]
-    own_lists = len(lists)  # the own lists also turn on pod-spec discovery
-    for rule in sorted(compat):
-        flags += _COMPAT_FLAGS.get(rule, ())
-        lists += _COMPAT_LISTS.get(rule, ())
-
+    flags, lists, own_lists = opt_in_rules(settings)
     for key, kinds, match_key in flags:
         if flag(key):
             via.append(key)

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -33,7 +33,7 @@ from reconcile.plan import (
     observed_from,
     sort_key,
 )
-from reconcile.refs import DiscoverySettings, Reference, source_ignored, source_matches
+from reconcile.refs import DiscoverySettings, Reference, opt_in_keys, source_ignored, source_matches
 from reconcile.report import Report, Row
 from reconcile.settings import Settings
 from reconcile.sharding import assign_shard
@@ -146,6 +146,12 @@ def namespace_of(item: dict[str, object]) -> str:
     return str(metadata.get("namespace", "")) if isinstance(metadata, dict) else ""
 
 
+def annotations_of(item: dict[str, object]) -> Iterable[str]:
+    metadata = item.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return annotations if isinstance(annotations, dict) else ()
+
+
 def list_targets(ctx: PassContext) -> Iterator[Target]:
     """Opted-in workloads of every enabled kind in scope; a failed list becomes a failed scope row."""
     try:
@@ -154,6 +160,7 @@ def list_targets(ctx: PassContext) -> Iterator[Target]:
         ctx.report.add(Row.scope_failure("Namespace", "*", f"listing namespaces failed: {exc}"))
         return
     excluded = ",".join(f"metadata.namespace!={n}" for n in sorted(ctx.settings.exclude_namespaces))
+    candidate = opt_in_keys(ctx.discovery).intersection
     for kind in ctx.settings.kinds:
         scopes: list[str | None] = list(scope.namespaces) if scope.namespaces is not None else [None]
         for namespace in scopes:
@@ -163,6 +170,8 @@ def list_targets(ctx: PassContext) -> Iterator[Target]:
                     path, field_selector=None if namespace else excluded or None, metadata_only=True
                 ):
                     if scope.keep is not None and namespace_of(item) not in scope.keep:
+                        continue
+                    if not candidate(annotations_of(item)):  # no opt-in annotation at all
                         continue
                     target = read_listed(item, kind, ctx.discovery)
                     if target.discovery.opted_in:

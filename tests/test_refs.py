@@ -13,6 +13,7 @@ from reconcile.refs import (
     Reference,
     SourceKind,
     discover,
+    opt_in_keys,
     references_from_pod_spec,
     source_ignored,
     source_matches,
@@ -925,3 +926,32 @@ def test_reference_label() -> None:
 def test_settings_rejects_bad_values(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         DiscoverySettings(**kwargs)
+
+
+@pytest.mark.parametrize("settings", [OWN, ALL_COMPAT, DiscoverySettings(prefix="acme.io")])
+def test_each_opt_in_key_can_opt_a_workload_in_alone(settings: DiscoverySettings) -> None:
+    for key in opt_in_keys(settings):
+        assert (
+            discover({key: "true"}, None, settings).opted_in
+            or discover({key: "app"}, None, settings).opted_in
+        )
+
+
+@pytest.mark.parametrize("settings", [OWN, ALL_COMPAT])
+def test_no_workload_without_an_opt_in_key_is_opted_in(settings: DiscoverySettings) -> None:
+    """The list pass skips such workloads before discovery: this is what makes that skip safe."""
+    others = {
+        "kube-rehash.io/ignore": "true",
+        "kube-rehash.io/match": "true",
+        "kube-rehash.io/min-interval": "5m",
+        "wave.pusher.com/extra-configmaps": "shop/app",
+        "reloader.stakater.com/match": "true",
+        "deployment.kubernetes.io/revision": "3",
+        "acme.io/watch": "true",
+    }
+    assert not opt_in_keys(settings) & others.keys()
+    for key, value in others.items():
+        assert not discover({key: value}, None, settings).opted_in
+    assert not discover(
+        others, {"containers": [{"envFrom": [{"configMapRef": {"name": "a"}}]}]}, settings
+    ).opted_in
