@@ -16,7 +16,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reconcile.errors import NotFound, RehashError
+from reconcile.errors import Forbidden, NotFound, RehashError
 from reconcile.hashing import source_token
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
@@ -129,6 +129,14 @@ class SourceReader:
         for kind, job in jobs.items():
             try:
                 listed = job.result()
+            except Forbidden as exc:
+                log.warning(
+                    "may not list %ss cluster-wide (%s); reading them namespace by namespace "
+                    "(fetch: get skips this attempt)",
+                    kind,
+                    exc,
+                )
+                continue
             except RehashError as exc:
                 log.warning(
                     "listing %ss cluster-wide failed (%s); reading them namespace by namespace", kind, exc

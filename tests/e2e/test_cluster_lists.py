@@ -1,0 +1,118 @@
+"""Whole-cluster passes list a source kind once, cluster-wide, when that is the cheaper way to learn
+the identities of the referenced sources; everything else keeps the namespace surveys. Seen in the
+server's request log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconcile.fetch import CLUSTER_LIST_RATIO, HELM_RELEASE_FILTER
+from tests.e2e.conftest import Cluster, configmap, deployment, env_from, secret
+from tests.reliability.test_scopes_and_signals import limited_kubeconfig, rbac
+
+CLUSTER_PATHS = {"configmap": "/api/v1/configmaps", "secret": "/api/v1/secrets"}
+
+
+def seeded(cluster: Cluster) -> None:
+    """Two namespaces, each with a ConfigMap and a Secret that a workload reads, then one adopting pass."""
+    for ns in ("shop", "blog"):
+        cluster.add(
+            configmap("app", {"a": "1"}, ns=ns),
+            secret("db", {"password": "x"}, ns=ns),
+            deployment("web", env_from("configmap", "app"), ns=ns),
+            deployment("api", env_from("secret", "db"), ns=ns),
+        )
+    assert set(cluster.run().actions().values()) == {"adopt"}
+    cluster.sim.log.clear()
+
+
+def requests_to(cluster: Cluster, path: str) -> list[Any]:
+    return [e for e in cluster.sim.log.entries(method="GET") if e.path == path]
+
+
+def source_gets(cluster: Cluster) -> list[str]:
+    return [
+        e.path for e in cluster.sim.log.entries(method="GET", path=r"/namespaces/[^/]+/(configmaps|secrets)/")
+    ]
+
+
+def test_a_steady_pass_learns_source_identities_from_one_cluster_list_per_kind(cluster: Cluster) -> None:
+    seeded(cluster)
+    result = cluster.run()
+    assert set(result.actions().values()) == {"in-sync"} and result.code == 0
+    for kind, path in CLUSTER_PATHS.items():
+        probe, listed = requests_to(cluster, path)
+        assert probe.query["limit"] == "1" and "fieldSelector" not in probe.query
+        assert (
+            "as=PartialObjectMetadataList" in probe.accept and "as=PartialObjectMetadataList" in listed.accept
+        )
+        assert listed.query.get("fieldSelector") == (HELM_RELEASE_FILTER if kind == "secret" else None)
+    assert source_gets(cluster) == [] and cluster.writes() == []
+
+
+def test_a_changed_source_found_by_the_cluster_list_is_downloaded_and_rolled(cluster: Cluster) -> None:
+    seeded(cluster)
+    cluster.edit("configmaps", "blog", "app", {"data": {"a": "2"}})
+    assert cluster.run().actions() == {
+        "Deployment/blog/api": "in-sync",
+        "Deployment/blog/web": "rollout",
+        "Deployment/shop/api": "in-sync",
+        "Deployment/shop/web": "in-sync",
+    }
+    assert source_gets(cluster) == ["/api/v1/namespaces/blog/configmaps/app"]
+
+
+def test_a_kind_with_many_unreferenced_objects_is_read_by_name(cluster: Cluster) -> None:
+    seeded(cluster)
+    # 2 referenced ConfigMaps: more than 16 objects per referenced one makes the list the dearer way.
+    cluster.add(*(configmap(f"other-{i}", {"k": "v"}, ns="shop") for i in range(2 * CLUSTER_LIST_RATIO)))
+    cluster.sim.log.clear()
+    assert set(cluster.run().actions().values()) == {"in-sync"}
+    [probe] = requests_to(cluster, CLUSTER_PATHS["configmap"])
+    assert probe.query["limit"] == "1"
+    assert sorted(p for p in source_gets(cluster) if "/configmaps/" in p) == [
+        "/api/v1/namespaces/blog/configmaps/app",
+        "/api/v1/namespaces/shop/configmaps/app",
+    ]
+    assert len(requests_to(cluster, CLUSTER_PATHS["secret"])) == 2  # Secrets are still listed
+
+
+def test_a_referenced_helm_release_secret_is_read_by_name_after_the_filtered_list(cluster: Cluster) -> None:
+    release = secret("sh.helm.release.v1.web.v1", {"release": "x"})
+    release["type"] = "helm.sh/release.v1"
+    cluster.add(release, deployment("helm", env_from("secret", release["metadata"]["name"])))
+    seeded(cluster)
+    assert set(cluster.run().actions().values()) == {"in-sync"}
+    assert source_gets(cluster) == ["/api/v1/namespaces/shop/secrets/sh.helm.release.v1.web.v1"]
+
+
+def test_excluded_namespaces_are_filtered_out_of_the_cluster_list_by_the_server(cluster: Cluster) -> None:
+    cluster.add(configmap("app", {"a": "1"}, ns="kube-system"))
+    seeded(cluster)
+    config = cluster.config("excludeNamespaces: [kube-system]\n")
+    assert set(cluster.run("--config", str(config)).actions().values()) == {"in-sync"}
+    listed = requests_to(cluster, CLUSTER_PATHS["configmap"])[-1]
+    assert listed.query["fieldSelector"] == "metadata.namespace!=kube-system"
+
+
+def test_scoped_sharded_and_non_auto_passes_never_list_sources_cluster_wide(cluster: Cluster) -> None:
+    seeded(cluster)
+    for args in (("-n", "shop"), ("--shard", "0/2"), ("--fetch", "get"), ("--fetch", "list")):
+        cluster.sim.log.clear()
+        assert set(cluster.run(*args).actions().values()) <= {"in-sync"}, args
+        assert not any(requests_to(cluster, path) for path in CLUSTER_PATHS.values()), args
+
+
+def test_a_refused_cluster_list_falls_back_to_reads_by_name(cluster: Cluster) -> None:
+    seeded(cluster)
+    docs = rbac(namespaces=None, workload_resources=("deployments", "statefulsets", "daemonsets"))
+    docs[0]["rules"][4] = {"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get"]}
+    cluster.sim.load_rbac(docs)
+    cluster.sim.log.clear()
+    result = cluster.cli("run", "-o", "json", "--kubeconfig", limited_kubeconfig(cluster), kubeconfig=False)
+    assert result.code == 0, result.stderr
+    assert set(result.actions().values()) == {"in-sync"}
+    refused = cluster.sim.log.entries(status=403)
+    assert sorted(e.path for e in refused) == sorted(CLUSTER_PATHS.values())  # one probe each, no retry
+    assert len(source_gets(cluster)) == 4
+    assert "may not list secrets cluster-wide" in result.stderr and "fetch: get" in result.stderr
