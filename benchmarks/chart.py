@@ -11,6 +11,7 @@ from typing import Any
 STYLE = {
     "kube-rehash": {"color": "#1b7837", "marker": "o"},
     "kube-rehash-list": {"color": "#5aae61", "marker": "D", "linestyle": ":"},
+    "kube-rehash-get": {"color": "#9970ab", "marker": "v", "linestyle": ":"},
     "naive": {"color": "#b2182b", "marker": "s"},
     "floor": {"color": "#4d4d4d", "marker": "^", "linestyle": "--"},
 }

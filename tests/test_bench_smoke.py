@@ -115,6 +115,11 @@ def test_tiny_benchmark_structural_claims(tmp_path: Path) -> None:
     # The request log counts bytes for both the same way; the tool needs nothing the floor does not read.
     assert steady["metadata_gets"] + steady["lists"] >= 1 and floor["bytes"] > 0
     assert sum(s["requests"] for s in result["shards"]) >= steady["requests"]
+    # `fetch: get`, the shards' yardstick: one metadata GET per referenced source, no source lists.
+    by_name = result["steady"]["kube-rehash-get"]
+    assert by_name["metadata_gets"] == result["referenced_sources"] and by_name["content_gets"] == 0
+    assert by_name["metadata_lists"] == by_name["lists"] == len(KINDS)  # workload kinds only
+    assert all(len(row["wall_runs"]) == 1 for row in result["steady"].values())
     change = result["change"]["kube-rehash"]
     assert change["content_gets"] == result["changed_sources"] == change["configs_fetched"]
     assert change["content_gets_are_changed_sources"]
