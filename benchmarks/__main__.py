@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat",
         type=int,
-        default=3,
+        default=5,
         help="steady passes per contender at 1x (other runs: one); the median wall is reported",
     )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))

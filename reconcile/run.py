@@ -12,17 +12,17 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from reconcile.apply import Writer
-from reconcile.errors import NotFound, RehashError
+from reconcile.errors import RehashError
 from reconcile.fetch import NamespaceSources, SourceMeta, SourceReader
 from reconcile.hashing import ABSENT, key_fingerprint, selection_tag
 from reconcile.kube.client import KubeClient
-from reconcile.kube.kinds import NAMESPACES
+from reconcile.listing import list_targets
 from reconcile.plan import (
     Action,
     Decision,
@@ -33,12 +33,11 @@ from reconcile.plan import (
     observed_from,
     sort_key,
 )
-from reconcile.refs import DiscoverySettings, Reference, opt_in_keys, source_ignored, source_matches
-from reconcile.report import Report, Row
+from reconcile.refs import DiscoverySettings, Reference, source_ignored, source_matches
+from reconcile.report import Report
 from reconcile.settings import Settings
-from reconcile.sharding import assign_shard
 from reconcile.survey import needed_labels, survey, survey_safely, wanted_counts
-from reconcile.targets import Annotations, SourceRecord, Target, read_listed, read_target, records_trusted
+from reconcile.targets import Annotations, SourceRecord, Target, read_target, records_trusted
 from reconcile.views import confirm_recorded, read_full
 
 log = logging.getLogger(__name__)
@@ -116,76 +115,12 @@ def run_pass(
     return ctx.report
 
 
-@dataclass(frozen=True)
-class Scope:
-    """Where to list workloads: namespace by namespace (given with -n: never a cluster-wide request),
-    or cluster-wide, optionally keeping only a shard's namespaces."""
-
-    namespaces: tuple[str, ...] | None = None
-    keep: frozenset[str] | None = None
-
-
-def scope_namespaces(ctx: PassContext) -> Scope:
-    settings = ctx.settings
-    excluded = set(settings.exclude_namespaces)
-    shard = settings.shard
-    if settings.namespaces:
-        names = sorted(set(settings.namespaces) - excluded)
-        return Scope(namespaces=tuple(assign_shard(names, shard.index, shard.count) if shard else names))
-    if shard is None:
-        return Scope()
-    # A shard lists cluster-wide and keeps its own namespaces: one list request per page instead of one
-    # per kind and namespace, so the shards' request counts split evenly (each reads the whole list).
-    items = ctx.client.list_items(NAMESPACES.collection_path(None), metadata_only=True)
-    names = sorted({str(i["metadata"]["name"]) for i in items} - excluded)
-    return Scope(keep=frozenset(assign_shard(names, shard.index, shard.count)))
-
-
-def namespace_of(item: dict[str, object]) -> str:
-    metadata = item.get("metadata")
-    return str(metadata.get("namespace", "")) if isinstance(metadata, dict) else ""
-
-
-def annotations_of(item: dict[str, object]) -> Iterable[str]:
-    metadata = item.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
-    return annotations if isinstance(annotations, dict) else ()
-
-
-def list_targets(ctx: PassContext) -> Iterator[Target]:
-    """Opted-in workloads of every enabled kind in scope; a failed list becomes a failed scope row."""
-    try:
-        scope = scope_namespaces(ctx)
-    except RehashError as exc:  # an API error, or a connection that failed past its retries
-        ctx.report.add(Row.scope_failure("Namespace", "*", f"listing namespaces failed: {exc}"))
-        return
-    excluded = ",".join(f"metadata.namespace!={n}" for n in sorted(ctx.settings.exclude_namespaces))
-    candidate = opt_in_keys(ctx.discovery).intersection
-    for kind in ctx.settings.kinds:
-        scopes: list[str | None] = list(scope.namespaces) if scope.namespaces is not None else [None]
-        for namespace in scopes:
-            path = kind.collection_path(namespace)
-            try:
-                for item in ctx.client.list_items(
-                    path, field_selector=None if namespace else excluded or None, metadata_only=True
-                ):
-                    if scope.keep is not None and namespace_of(item) not in scope.keep:
-                        continue
-                    if not candidate(annotations_of(item)):  # no opt-in annotation at all
-                        continue
-                    target = read_listed(item, kind, ctx.discovery)
-                    if target.discovery.opted_in:
-                        yield target
-            except NotFound:
-                log.info("%s are not served by this cluster; skipping the kind", kind.plural)
-                break
-            except RehashError as exc:
-                ctx.report.add(Row.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
-
-
 def plan_all(ctx: PassContext) -> list[tuple[Target, Decision]]:
     by_namespace: dict[str, list[Target]] = defaultdict(list)
-    for target in list_targets(ctx):
+    targets, failures = list_targets(ctx.settings, ctx.client, ctx.discovery)
+    for row in failures:
+        ctx.report.add(row)
+    for target in targets:
         by_namespace[target.namespace].append(target)
     if not ctx.settings.namespaces and ctx.settings.shard is None:  # the pass covers the whole cluster
         ctx.reader.survey_cluster(

@@ -297,3 +297,12 @@ def test_cluster_without_server_is_rejected(tmp_path: Path) -> None:
     config = write_kubeconfig(tmp_path / "config", {"token": "t"}, cluster={"insecure-skip-tls-verify": True})
     with pytest.raises(CredentialsError, match="context ctx: the cluster has no server URL"):
         load_credentials(AuthOptions(kubeconfig=str(config)), env={})
+
+
+def test_tls_server_name_comes_from_the_kubeconfig_and_is_absent_by_default(tmp_path: Path) -> None:
+    plain = write_kubeconfig(tmp_path / "plain", {"token": "t"})
+    assert load_credentials(AuthOptions(kubeconfig=str(plain)), env={}).server_name is None
+    named = write_kubeconfig(
+        tmp_path / "named", {"token": "t"}, cluster={"server": SERVER, "tls-server-name": "api.internal"}
+    )
+    assert load_credentials(AuthOptions(kubeconfig=str(named)), env={}).server_name == "api.internal"

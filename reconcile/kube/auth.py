@@ -80,6 +80,13 @@ class Credentials:
         """The API server URL without a trailing slash."""
         return str(self._configuration.host).rstrip("/")
 
+    @property
+    def server_name(self) -> str | None:
+        """The kubeconfig's `tls-server-name`: the name the server's certificate is checked against."""
+        with self._lock:
+            name = getattr(self._configuration, "tls_server_name", None)
+        return str(name) if name else None
+
     def new_session(self) -> requests.Session:
         """A session configured from the credentials source only (the environment is ignored)."""
         with self._lock:

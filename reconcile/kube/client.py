@@ -16,14 +16,12 @@ import random
 import re
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 import requests
-from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NewConnectionError
 
 from reconcile import __version__
@@ -37,6 +35,7 @@ from reconcile.errors import (
     api_error_for,
 )
 from reconcile.kube.auth import Credentials
+from reconcile.kube.transport import ApiStats, RateLimiter, ServerNameAdapter
 
 log = logging.getLogger(__name__)
 
@@ -89,71 +88,6 @@ class ClientOptions:
             raise ConfigError("client option backoff_max must be >= backoff_base")
         if not self.user_agent.strip():
             raise ConfigError("client option user_agent must not be empty")
-
-
-class ApiStats:
-    """Thread-safe request counters for the run report and metrics."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._requests: Counter[tuple[str, str]] = Counter()
-        self._retries: Counter[str] = Counter()
-        self._bytes = 0
-
-    def record_request(self, verb: str, status: int | str, received: int = 0) -> None:
-        """Count one HTTP exchange; `status` is the code, or "error" when no response came back."""
-        with self._lock:
-            self._requests[(verb, str(status))] += 1
-            self._bytes += received
-
-    def record_retry(self, reason: str) -> None:
-        with self._lock:
-            self._retries[reason] += 1
-
-    @property
-    def retries_total(self) -> int:
-        with self._lock:
-            return sum(self._retries.values())
-
-    def snapshot(self) -> dict[str, object]:
-        """JSON-friendly copy: {"requests": {verb: {status: n}}, "retries": {reason: n}, totals, bytes}."""
-        with self._lock:
-            by_verb: dict[str, dict[str, int]] = {}
-            for (verb, status), count in sorted(self._requests.items()):
-                by_verb.setdefault(verb, {})[status] = count
-            return {
-                "requests": by_verb,
-                "requests_total": sum(self._requests.values()),
-                "retries": dict(sorted(self._retries.items())),
-                "retries_total": sum(self._retries.values()),
-                "bytes_received": self._bytes,
-            }
-
-
-class RateLimiter:
-    """Token bucket shared by all threads: `qps` requests per second, bursts up to max(1, qps)."""
-
-    def __init__(self, qps: float, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
-        self._qps = qps
-        self._capacity = max(1.0, qps)
-        self._tokens = self._capacity
-        self._clock = clock
-        self._sleep = sleep
-        self._last = clock()
-        self._lock = threading.Lock()
-
-    def acquire(self) -> None:
-        """Take one token, sleeping until it is available (reserved under the lock, slept outside)."""
-        if self._qps <= 0:
-            return
-        with self._lock:
-            now = self._clock()
-            self._tokens = min(self._capacity, self._tokens + (now - self._last) * self._qps)
-            self._last = now
-            self._tokens -= 1.0
-            wait = -self._tokens / self._qps if self._tokens < 0 else 0.0
-        if wait > 0:
-            self._sleep(wait)
 
 
 class ListPager(Iterator[dict[str, Any]]):
@@ -328,7 +262,12 @@ class KubeClient:
 
     def _new_session(self) -> requests.Session:
         session = self._credentials.new_session()
-        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=self.options.pool_size, max_retries=0)
+        adapter = ServerNameAdapter(
+            self._credentials.server_name,
+            pool_connections=1,
+            pool_maxsize=self.options.pool_size,
+            max_retries=0,
+        )
         session.mount("https://", adapter)
         session.mount("http://", adapter)
         return session

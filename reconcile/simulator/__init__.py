@@ -40,7 +40,16 @@ ADMIN_USER = "kube-rehash-sim-admin"
 class Simulator:
     """One simulated API server. Create, `start()`, use `url`/`ca_pem`/`write_kubeconfig`, `stop()`."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, admin_token: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        admin_token: str | None = None,
+        cert_hosts: tuple[str, ...] | None = None,
+    ) -> None:
+        """`cert_hosts`: the names and IPs the serving certificate is valid for (default: the host,
+        127.0.0.1 and localhost)."""
         self.host = host
         self.port = port
         self.admin_token = admin_token or secrets.token_urlsafe(24)
@@ -51,9 +60,7 @@ class Simulator:
         self.authz = RBACAuthorizer()
         self.authn.add_token(self.admin_token, ADMIN_USER, ("system:masters",), admin=True)
         self.authority = Authority.create(
-            ("127.0.0.1", "localhost", host)
-            if host not in ("127.0.0.1", "localhost")
-            else ("127.0.0.1", "localhost")
+            cert_hosts or tuple(dict.fromkeys(("127.0.0.1", "localhost", host)))
         )
         self.ca_pem = self.authority.ca_pem
         self._server: SimulatorServer | None = None

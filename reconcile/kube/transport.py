@@ -1,0 +1,95 @@
+"""Transport pieces under the API client: request accounting, the client-side rate limit, and the TLS
+server name a kubeconfig may set apart from the server URL (`tls-server-name`)."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from requests.adapters import HTTPAdapter
+
+
+class ServerNameAdapter(HTTPAdapter):
+    """An HTTPAdapter that, given a server name, sends it as SNI and checks the server's certificate
+    against it instead of the URL's host (kubeconfig `tls-server-name`, e.g. a server reached by IP)."""
+
+    def __init__(self, server_name: str | None, **kwargs: Any) -> None:
+        self.server_name = server_name or None
+        super().__init__(**kwargs)
+
+    def init_poolmanager(self, *args: Any, **pool_kwargs: Any) -> None:
+        if self.server_name:
+            pool_kwargs["server_hostname"] = self.server_name
+        super().init_poolmanager(*args, **pool_kwargs)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        if self.server_name:
+            proxy_kwargs["server_hostname"] = self.server_name
+        return super().proxy_manager_for(proxy, **proxy_kwargs)
+
+
+class ApiStats:
+    """Thread-safe request counters for the run report and metrics."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: Counter[tuple[str, str]] = Counter()
+        self._retries: Counter[str] = Counter()
+        self._bytes = 0
+
+    def record_request(self, verb: str, status: int | str, received: int = 0) -> None:
+        """Count one HTTP exchange; `status` is the code, or "error" when no response came back."""
+        with self._lock:
+            self._requests[(verb, str(status))] += 1
+            self._bytes += received
+
+    def record_retry(self, reason: str) -> None:
+        with self._lock:
+            self._retries[reason] += 1
+
+    @property
+    def retries_total(self) -> int:
+        with self._lock:
+            return sum(self._retries.values())
+
+    def snapshot(self) -> dict[str, object]:
+        """JSON-friendly copy: {"requests": {verb: {status: n}}, "retries": {reason: n}, totals, bytes}."""
+        with self._lock:
+            by_verb: dict[str, dict[str, int]] = {}
+            for (verb, status), count in sorted(self._requests.items()):
+                by_verb.setdefault(verb, {})[status] = count
+            return {
+                "requests": by_verb,
+                "requests_total": sum(self._requests.values()),
+                "retries": dict(sorted(self._retries.items())),
+                "retries_total": sum(self._retries.values()),
+                "bytes_received": self._bytes,
+            }
+
+
+class RateLimiter:
+    """Token bucket shared by all threads: `qps` requests per second, bursts up to max(1, qps)."""
+
+    def __init__(self, qps: float, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+        self._qps = qps
+        self._capacity = max(1.0, qps)
+        self._tokens = self._capacity
+        self._clock = clock
+        self._sleep = sleep
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        """Take one token, sleeping until it is available (reserved under the lock, slept outside)."""
+        if self._qps <= 0:
+            return
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self._capacity, self._tokens + (now - self._last) * self._qps)
+            self._last = now
+            self._tokens -= 1.0
+            wait = -self._tokens / self._qps if self._tokens < 0 else 0.0
+        if wait > 0:
+            self._sleep(wait)
