@@ -164,7 +164,12 @@ def decide(
             action=Action.REFRESH,
             reason="content unchanged; bookkeeping updated without a rollout (spec or annotations changed)",
         )
-    if target.template_hash is None and target.kind.rolls_pods and book.last_rollout is not None:
+    if (
+        target.spec_read
+        and target.template_hash is None
+        and target.kind.rolls_pods
+        and book.last_rollout is not None
+    ):
         return replace(
             base, reason="content unchanged (pod template annotation absent, e.g. after a re-apply)"
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -149,6 +149,13 @@ def confirm(found: NamespaceSources, unreadable: tuple[str, ...] = (), **book: A
 def test_unchanged_identities_confirm_the_workload_in_sync() -> None:
     decision = confirm(sources(UNCHANGED))
     assert decision is not None and decision.action is Action.IN_SYNC and decision.config_hash == HASH
+
+
+def test_a_metadata_only_confirmation_does_not_claim_the_template_annotation_is_absent() -> None:
+    """The pod template was not read, so its annotation is unknown, not absent (even after a rollout)."""
+    decision = confirm(sources(UNCHANGED), last_rollout=NOW - timedelta(hours=1))
+    assert decision is not None and decision.action is Action.IN_SYNC
+    assert decision.reason == "content unchanged"
 
 
 @pytest.mark.parametrize(
