@@ -115,12 +115,12 @@ class SourceReader:
 
     def survey_cluster(
         self, wanted: Mapping[str, int], namespaces: Collection[str], exclude: Collection[str] = ()
-    ) -> list[str]:
+    ) -> None:
         """In `auto` mode, list each kind cluster-wide when that is the cheaper way to learn the identities
-        of `wanted[kind]` referenced sources; keep what `namespaces` hold. Returns the kinds listed. A
-        refused or failed list costs nothing but its requests: the namespace surveys then read that kind."""
+        of `wanted[kind]` referenced sources; keep what `namespaces` hold. A refused or failed list costs
+        nothing but its requests: the namespace surveys then read that kind."""
         if self.mode != "auto":
-            return []
+            return
         jobs = {
             kind: self.executor.submit(self._list_cluster, kind, count, namespaces, exclude)
             for kind, count in sorted(wanted.items())
@@ -144,7 +144,6 @@ class SourceReader:
                 continue
             if listed is not None:
                 self._cluster[kind] = listed
-        return sorted(self._cluster)
 
     def _list_cluster(
         self, kind: str, wanted: int, namespaces: Collection[str], exclude: Collection[str]

@@ -28,13 +28,18 @@ class Scope:
     keep: frozenset[str] | None = None
 
 
+def covers_whole_cluster(settings: Settings) -> bool:
+    """True when the pass owns every namespace: no namespace list, no shard (`Scope()` below)."""
+    return not settings.namespaces and settings.shard is None
+
+
 def scope_namespaces(settings: Settings, client: KubeClient) -> Scope:
     excluded = set(settings.exclude_namespaces)
     shard = settings.shard
     if settings.namespaces:
         names = sorted(set(settings.namespaces) - excluded)
         return Scope(namespaces=tuple(assign_shard(names, shard.index, shard.count) if shard else names))
-    if shard is None:
+    if shard is None:  # covers_whole_cluster
         return Scope()
     # A shard lists cluster-wide and keeps its own namespaces: one list request per page instead of one
     # per kind and namespace, so the shards' request counts split evenly (each reads the whole list).

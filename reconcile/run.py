@@ -22,7 +22,7 @@ from reconcile.errors import RehashError
 from reconcile.fetch import NamespaceSources, SourceMeta, SourceReader
 from reconcile.hashing import ABSENT, key_fingerprint, selection_tag
 from reconcile.kube.client import KubeClient
-from reconcile.listing import list_targets
+from reconcile.listing import covers_whole_cluster, list_targets
 from reconcile.plan import (
     Action,
     Decision,
@@ -122,7 +122,7 @@ def plan_all(ctx: PassContext) -> list[tuple[Target, Decision]]:
         ctx.report.add(row)
     for target in targets:
         by_namespace[target.namespace].append(target)
-    if not ctx.settings.namespaces and ctx.settings.shard is None:  # the pass covers the whole cluster
+    if covers_whole_cluster(ctx.settings):
         ctx.reader.survey_cluster(
             wanted_counts(by_namespace), set(by_namespace), ctx.settings.exclude_namespaces
         )
