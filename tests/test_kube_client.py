@@ -17,6 +17,7 @@ import requests
 import responses
 import yaml
 from data.certs import Pair, issue, make_ca, write_pair
+from responses import matchers
 
 from reconcile import __version__
 from reconcile.errors import (
@@ -165,45 +166,106 @@ def test_metadata_only_list_uses_page_size_and_partial_metadata_list(
     assert sent(mock, 0).headers["Accept"] == META_LIST
 
 
-def test_expired_continue_restarts_the_list_once(client: KubeClient, mock: responses.RequestsMock) -> None:
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "old"))
+@pytest.mark.parametrize(
+    ("metadata_only", "accept"), [(True, META_LIST), (False, "application/json")], ids=["metadata", "full"]
+)
+def test_an_expired_continue_token_falls_back_to_one_unpaged_list_with_the_same_selectors_and_accept(
+    client: KubeClient, mock: responses.RequestsMock, metadata_only: bool, accept: str
+) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t1"))
     mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "continue expired"), status=410)
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "new"))
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c"]))
-    pager = client.list_pages(DEPLOYS)
-    seen = [(len(p["items"]), pager.is_restart) for p in pager]
-    assert seen == [(2, False), (2, True), (1, False)]
-    assert pager.restarts == 1 and pager.restarted
-    assert [str(call.request.url).split("?")[1] for call in mock.calls] == [
-        "limit=500",
-        "limit=500&continue=old",
-        "limit=500",
-        "limit=500&continue=new",
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b", "c", "d"]))
+    pager = client.list_pages(
+        DEPLOYS,
+        label_selector="app=web",
+        field_selector="metadata.name!=x",
+        metadata_only=metadata_only,
+        limit=2,
+    )
+    seen = [(len(p["items"]), pager.fell_back) for p in pager]
+    assert seen == [(2, False), (4, True)]
+    selectors = "labelSelector=app%3Dweb&fieldSelector=metadata.name%21%3Dx"
+    assert [(call.request.method, call.request.url) for call in mock.calls] == [
+        ("GET", f"{SERVER}{DEPLOYS}?{selectors}&limit=2"),
+        ("GET", f"{SERVER}{DEPLOYS}?{selectors}&limit=2&continue=t1"),
+        ("GET", f"{SERVER}{DEPLOYS}?{selectors}"),  # no limit, no continue, no resourceVersion
     ]
+    assert [call.request.headers["Accept"] for call in mock.calls] == [accept] * 3
+    snapshot = client.stats.snapshot()
+    assert snapshot["requests"] == {"list": {"200": 2, "410": 1}}
+    assert snapshot["retries"] == {"410": 1}
 
 
-def test_list_items_skips_items_seen_before_a_restart(
+def test_the_fallback_list_of_a_list_without_selectors_has_no_query_at_all(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "old"))
-    mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "expired"), status=410)
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "new"))
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c"]))
-    assert [item["metadata"]["name"] for item in client.list_items(DEPLOYS)] == ["a", "b", "c"]
-
-
-def test_second_expired_continue_raises_gone(client: KubeClient, mock: responses.RequestsMock) -> None:
-    expired = status(410, "Expired", "continue expired")
     mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a"], "t1"))
-    mock.add(responses.GET, SERVER + DEPLOYS, json=expired, status=410)
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a"], "t2"))
-    mock.add(responses.GET, SERVER + DEPLOYS, json=expired, status=410)
-    with pytest.raises(Gone, match="410 Expired: continue expired"):
-        list(client.list_pages(DEPLOYS))
-    assert len(mock.calls) == 4
+    mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "expired"), status=410)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"]))
+    assert len(list(client.list_pages(DEPLOYS, metadata_only=True))) == 2
+    assert sent(mock, 2).url == SERVER + DEPLOYS
+    assert sent(mock, 2).headers["Accept"] == META_LIST
 
 
-def test_gone_on_the_first_page_is_not_a_restart(client: KubeClient, mock: responses.RequestsMock) -> None:
+def test_list_items_yields_each_item_once_across_the_fallback(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t1"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c", "d"], "t2"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "expired"), status=410)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b", "c", "d", "e"]))
+    names = [item["metadata"]["name"] for item in client.list_items(DEPLOYS, limit=2)]
+    assert names == ["a", "b", "c", "d", "e"]
+
+
+def test_tokens_that_keep_expiring_cost_one_410_per_list_and_never_fail_it(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    """Every `continue` request expires (etcd compacting faster than the pass pages): each of three
+    lists in a row reads its first page, meets one 410 and finishes with its full list."""
+    expired = status(410, "Expired", "continue expired")
+    first_page = [matchers.query_param_matcher({"limit": "2"})]
+    next_page = [matchers.query_param_matcher({"limit": "2", "continue": "t"})]
+    full = [matchers.query_param_matcher({})]
+    names = [f"w{i}" for i in range(7)]
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(names[:2], "t"), match=first_page)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=expired, status=410, match=next_page)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(names), match=full)
+    for _ in range(3):
+        assert [i["metadata"]["name"] for i in client.list_items(DEPLOYS, limit=2)] == names
+    queries = [str(call.request.url).partition("?")[2] for call in mock.calls]
+    assert queries == ["limit=2", "limit=2&continue=t", ""] * 3
+    assert client.stats.snapshot()["retries"] == {"410": 3}
+
+
+@pytest.mark.parametrize("reason", ["Expired", "Gone"])
+def test_any_410_to_a_continue_request_falls_back(
+    client: KubeClient, mock: responses.RequestsMock, reason: str
+) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a"], "t1"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, reason, "too old"), status=410)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"]))
+    assert [i["metadata"]["name"] for i in client.list_items(DEPLOYS)] == ["a", "b"]
+
+
+def test_a_failing_fallback_list_raises_its_own_error(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a"], "t1"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "expired"), status=410)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=status(403, "Forbidden", "no list"), status=403)
+    pager = client.list_pages(DEPLOYS)
+    assert len(next(pager)["items"]) == 1
+    with pytest.raises(Forbidden):
+        next(pager)
+    assert list(pager) == []  # the pager is finished, it sends nothing more
+    assert len(mock.calls) == 3
+
+
+def test_gone_on_the_first_page_raises_without_a_fallback(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    """As in client-go: without a token nothing expired that a full list could replace."""
     mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Gone", "too old"), status=410)
     with pytest.raises(Gone):
         list(client.list_pages(DEPLOYS))

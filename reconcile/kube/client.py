@@ -3,9 +3,22 @@
 A deliberately small synchronous client: GET, paged LIST, PATCH and POST of raw JSON dicts, nothing typed.
 It owns what every caller would otherwise get subtly wrong: bounded retries with full-jitter backoff
 (429 honouring Retry-After, 5xx, connection errors), never retrying what a retry cannot fix (400, 403, 404,
-409, 410, 422), one reload of the credentials after a 401, a client-side rate limit, list paging with one
-restart when a `continue` token expires, and errors built from the server's `Status` that never carry a
+409, 410, 422), one reload of the credentials after a 401, a client-side rate limit, list paging that
+survives expiring `continue` tokens (below), and errors built from the server's `Status` that never carry a
 token, a header or a request body. One `requests.Session` is shared, so a small thread pool may call it.
+
+Expired `continue` tokens. A paged list reads one etcd snapshot; when etcd compacts it away before the
+last page (a busy cluster, a slow pass), the next `continue` request answers 410 Expired. Restarting from
+the first page is no cure: a pass slow enough to lose one token loses the next as well. So, like
+client-go's pager (k8s.io/client-go/tools/pager, `ListPager.List` with `FullListIfExpired`, the default),
+a 410 on a `continue` request is answered with one full list: the same path, selectors and Accept header,
+without `limit` and `continue` and without a resourceVersion (we never request one, so it is a fresh,
+consistent read). That request carries no token, so it cannot expire, and a list never fails for an
+expired token. It is one response instead of pages, but a metadata-only list stays metadata-only
+(PartialObjectMetadataList), so its size is bounded by the objects' metadata. Like client-go, a 410 on
+the first page (no token) is not answered with a fallback: there is no token to blame, it is raised as
+Gone. client-go falls back only when the error's reason is `Expired`; we fall back on any 410 to a
+`continue` request, since the token's snapshot is the only thing such a request can have lost.
 """
 
 from __future__ import annotations
@@ -93,23 +106,24 @@ class ClientOptions:
 class ListPager(Iterator[dict[str, Any]]):
     """Iterates over the pages (List objects) of one list call, following `continue` tokens.
 
-    When a `continue` token expires (410) the list restarts from the first page, once. Items already
-    yielded before the restart may then be yielded again (possibly in a newer version): `is_restart` is
-    True while the current page is the first page of the restarted list, so a caller collecting items
-    clears what it gathered when it sees it. `restarts` counts restarts (0 or 1). A second 410 raises Gone.
+    `fetch(token)` reads one page (`token` None: the first page); `fetch_all()` reads the whole list in
+    one unpaged response. When a `continue` token has expired (410), the rest of the list is read by one
+    `fetch_all()` (see the module docstring), yielded as the last page. That page repeats the items
+    yielded before it, possibly in newer versions: `fell_back` turns True when it is yielded, so a caller
+    collecting items may drop what it gathered. A 410 on the first page, or an error of the full list,
+    is raised.
     """
 
-    def __init__(self, fetch: Callable[[str | None], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        fetch: Callable[[str | None], dict[str, Any]],
+        fetch_all: Callable[[], dict[str, Any]],
+    ) -> None:
         self._fetch = fetch
+        self._fetch_all = fetch_all
         self._token: str | None = None
         self._done = False
-        self._restart_pending = False
-        self.restarts = 0
-        self.is_restart = False
-
-    @property
-    def restarted(self) -> bool:
-        return self.restarts > 0
+        self.fell_back = False
 
     def __iter__(self) -> ListPager:
         return self
@@ -117,19 +131,19 @@ class ListPager(Iterator[dict[str, Any]]):
     def __next__(self) -> dict[str, Any]:
         if self._done:
             raise StopIteration
-        while True:
-            try:
-                page = self._fetch(self._token)
-                break
-            except Gone:
-                if self._token is None or self.restarts >= 1:
-                    self._done = True
-                    raise
-                log.info("list continue token expired; restarting the list from the first page")
-                self.restarts += 1
-                self._token = None
-                self._restart_pending = True
-        self.is_restart, self._restart_pending = self._restart_pending, False
+        try:
+            page = self._fetch(self._token)
+        except Gone:
+            if self._token is None:
+                self._done = True
+                raise
+            log.info("list continue token expired; reading the rest of the list as one full list")
+            self._done = True
+            self.fell_back = True
+            return self._fetch_all()
+        except Exception:
+            self._done = True
+            raise
         metadata = page.get("metadata")
         token = metadata.get("continue") if isinstance(metadata, dict) else None
         self._token = str(token) if token else None
@@ -195,20 +209,24 @@ class KubeClient:
         metadata_only: bool = False,
         limit: int | None = None,
     ) -> ListPager:
-        """Pages of a collection GET (`limit` defaults to `page_size`); see ListPager about restarts."""
-        base: dict[str, str] = {}
+        """Pages of a collection GET (`limit` defaults to `page_size`); see ListPager about expired tokens."""
+        selectors: dict[str, str] = {}
         if label_selector:
-            base["labelSelector"] = label_selector
+            selectors["labelSelector"] = label_selector
         if field_selector:
-            base["fieldSelector"] = field_selector
-        base["limit"] = str(limit or self.options.page_size)
+            selectors["fieldSelector"] = field_selector
+        paged = {**selectors, "limit": str(limit or self.options.page_size)}
         accept = ACCEPT_METADATA_LIST if metadata_only else JSON
 
         def fetch(token: str | None) -> dict[str, Any]:
-            params = {**base, "continue": token} if token else base
+            params = {**paged, "continue": token} if token else paged
             return self._call("list", "GET", path, params=params, accept=accept)
 
-        return ListPager(fetch)
+        def fetch_all() -> dict[str, Any]:
+            self.stats.record_retry("410")  # counted like the retried statuses
+            return self._call("list", "GET", path, params=selectors, accept=accept)
+
+        return ListPager(fetch, fetch_all)
 
     def list_items(
         self,
@@ -219,7 +237,8 @@ class KubeClient:
         metadata_only: bool = False,
         limit: int | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Items of all pages; after a restart, items already yielded (same uid) are skipped."""
+        """Items of all pages; in the full list read after an expired token, items already yielded (same
+        uid) are skipped, so each item is yielded once."""
         pager = self.list_pages(
             path,
             label_selector=label_selector,
@@ -231,7 +250,7 @@ class KubeClient:
         for page in pager:
             for item in page.get("items") or []:
                 key = _item_key(item)
-                if pager.restarted and key in seen:
+                if pager.fell_back and key in seen:
                     continue
                 seen.add(key)
                 yield item
