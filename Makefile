@@ -5,28 +5,32 @@ BIN    := $(VENV)/bin
 
 .PHONY: demo test lint typecheck unit bench chaos clean lock debian-deps
 
+# The setup is silent (pip --quiet, no echo): `make demo` prints only the walk-through.
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Hash-pinned install of one locked set (runtime, test or bench), then the project itself without deps.
-$(VENV)/.installed-%: requirements/%.txt setup.cfg pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $<
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
-	rm -f $(VENV)/.installed-*
-	touch $@
+# Hash-pinned install of one locked set (demo, test or bench), then the project and the API simulator
+# (./simulator, distribution kube-rehash-simulator: the `simulator` extra) from the working tree without deps.
+$(VENV)/.installed-%: requirements/%.txt setup.cfg pyproject.toml simulator/setup.cfg simulator/pyproject.toml | $(BIN)/python
+	@$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $<
+	@$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e . -e ./simulator
+	@rm -f $(VENV)/.installed-*
+	@touch $@
 
-# The test and bench sets include the runtime set, so any of them serves `demo`.
-demo: | $(BIN)/python
-	@test -e $(VENV)/.installed-test -o -e $(VENV)/.installed-bench || $(MAKE) --no-print-directory $(VENV)/.installed-runtime
-	$(BIN)/kube-rehash demo
+# The test and bench sets include the demo set (runtime, simulator, kubectl for the README's Quick start),
+# so whichever of them is installed serves `demo` (brought up to date first); otherwise the demo set.
+DEMO_SET := $(firstword $(patsubst $(VENV)/.installed-%,%,$(wildcard $(VENV)/.installed-test $(VENV)/.installed-bench)) demo)
+
+demo: $(VENV)/.installed-$(DEMO_SET)
+	@$(BIN)/kube-rehash demo
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check reconcile tests $(wildcard benchmarks)
-	$(BIN)/ruff format --check reconcile tests $(wildcard benchmarks)
+	$(BIN)/ruff check reconcile simulator tests $(wildcard benchmarks)
+	$(BIN)/ruff format --check reconcile simulator tests $(wildcard benchmarks)
 
 typecheck: $(VENV)/.installed-test
-	$(BIN)/mypy --strict reconcile
+	$(BIN)/mypy --strict reconcile simulator/rehash_simulator
 
 # Debian packages some tests run for real (a Prometheus Pushgateway).
 DEBIAN_TEST_PACKAGES := prometheus-pushgateway
@@ -50,7 +54,7 @@ chaos: $(VENV)/.installed-test
 
 # Re-resolve the hash-pinned locks (needs uv; for maintainers, never run by CI).
 lock:
-	cd requirements && for f in runtime test bench; do uv pip compile --quiet --python-version 3.11 --generate-hashes --no-header $$f.in -o $$f.txt; done
+	cd requirements && for f in runtime demo test bench; do uv pip compile --quiet --python-version 3.11 --generate-hashes --no-header $$f.in -o $$f.txt; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info simulator/build simulator/*.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -110,7 +110,7 @@ class Measured:
 
 
 class SimulatorProcess:
-    """`python -m reconcile.simulator --load FILE --log-file LOG` as a child; stop() ends it."""
+    """`python -m rehash_simulator --load FILE --log-file LOG` as a child; stop() ends it."""
 
     def __init__(self, load: Path, workdir: Path, *, timeout: float = 600.0) -> None:
         self.workdir = workdir
@@ -123,7 +123,7 @@ class SimulatorProcess:
             [
                 sys.executable,
                 "-m",
-                "reconcile.simulator",
+                "rehash_simulator",
                 "--kubeconfig-out",
                 str(self.kubeconfig),
                 "--load",

@@ -2,6 +2,8 @@
 
 The demo seeds a small realistic app, runs real passes over HTTPS with a kubeconfig (the same code
 path as in a cluster), changes configuration between passes and says in plain words what happened.
+The simulator is its own distribution (the `kube-rehash[simulator]` extra), imported only here and only
+when one of these commands runs, so that `reconcile` imports without it.
 """
 
 from __future__ import annotations
@@ -11,13 +13,28 @@ import signal
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reconcile.errors import EXIT_FAILED, EXIT_OK
+from reconcile.errors import EXIT_FAILED, EXIT_OK, ConfigError
 from reconcile.settings import Settings
-from reconcile.simulator import Simulator
+
+if TYPE_CHECKING:
+    from rehash_simulator import Simulator
 
 NS = "shop"
+SIMULATOR_EXTRA = "kube-rehash[simulator]"
+
+
+def simulator_class(command: str) -> type[Simulator]:
+    """The API simulator class; without the extra, a usage error (exit 2) that says what to install."""
+    try:
+        from rehash_simulator import Simulator
+    except ModuleNotFoundError as exc:
+        missing = "" if exc.name == "rehash_simulator" else f" (no module named {exc.name!r})"
+        raise ConfigError(
+            f"{command} needs the API simulator: pip install '{SIMULATOR_EXTRA}'{missing}"
+        ) from exc
+    return Simulator
 
 
 def container(name: str, **extra: Any) -> dict[str, Any]:
@@ -131,7 +148,8 @@ def run_demo(*, quiet: bool = False) -> int:
     from reconcile.cli import connect
     from reconcile.run import run_pass
 
-    with tempfile.TemporaryDirectory(prefix="kube-rehash-demo-") as tmp, Simulator().start() as sim:
+    simulator = simulator_class("demo")
+    with tempfile.TemporaryDirectory(prefix="kube-rehash-demo-") as tmp, simulator().start() as sim:
         kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
         seed_demo(sim)
         settings = Settings(kubeconfig=str(kubeconfig), timeout=60.0)
@@ -187,10 +205,11 @@ def run_demo(*, quiet: bool = False) -> int:
 
 def serve_simulator(kubeconfig_out: Path, *, port: int = 0, seed_demo_app: bool = False) -> int:
     """Serve the simulator until SIGINT/SIGTERM, with a kubeconfig (CA data and a token) written for it."""
+    simulator = simulator_class("simulate")
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
-    with Simulator(port=port).start() as sim:
+    with simulator(port=port).start() as sim:
         if seed_demo_app:
             seed_demo(sim)
         path = sim.write_kubeconfig(kubeconfig_out)

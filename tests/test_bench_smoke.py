@@ -154,7 +154,7 @@ def test_scaling_table_has_a_row_per_scale_and_tool() -> None:
 
 
 def test_log_file_lines_match_the_in_memory_log(tmp_path: Path) -> None:
-    from reconcile.simulator import Simulator
+    from rehash_simulator import Simulator
 
     sim = Simulator()
     path = tmp_path / "log.jsonl"

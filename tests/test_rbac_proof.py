@@ -26,7 +26,7 @@ from reconcile.kube.client import KubeClient
 from reconcile.report import Report
 from reconcile.run import run_pass
 from reconcile.settings import Settings, Shard
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 from tests.e2e.conftest import configmap, cronjob, deployment, env_from, secret
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 
 CLI = str(Path(sys.executable).parent / "kube-rehash")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 from tests.e2e.conftest import Cluster, configmap, deployment, env_from
 
 NAME = "api.cluster.internal"  # the only name the serving certificate holds: not 127.0.0.1

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 from tests.e2e.conftest import Cluster, cluster
 
 __all__ = ["cluster", "sim"]

@@ -26,7 +26,7 @@ from reconcile.kube.client import ClientOptions, KubeClient
 from reconcile.report import Report
 from reconcile.run import run_pass
 from reconcile.settings import Settings
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 
 PREFIX = "kube-rehash.io/"
 HASH_KEY = "kube-rehash.io/config-hash"

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 from tests.e2e.conftest import CLI, Cluster, configmap, deployment, env_from
 from tests.reliability.helpers import template_hash_changes
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 
 KUBECTL = str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "kubectl")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from simhelpers import call, configmap, deployment
 
-from reconcile.simulator import Simulator
-from reconcile.simulator.authz import Attributes, RBACAuthorizer, User, forbidden, verb_for
+from rehash_simulator import Simulator
+from rehash_simulator.authz import Attributes, RBACAuthorizer, User, forbidden, verb_for
 
 SA = "system:serviceaccount:ops:kube-rehash"
 SA_USER = User(SA, ("system:serviceaccounts", "system:serviceaccounts:ops", "system:authenticated"))

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from simhelpers import call, configmap
 
-from reconcile.simulator import Simulator
-from reconcile.simulator.server import GZIP_THRESHOLD, accepts_gzip
+from rehash_simulator import Simulator
+from rehash_simulator.server import GZIP_THRESHOLD, accepts_gzip
 
 META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 

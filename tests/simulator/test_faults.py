@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from simhelpers import call, configmap
 
-from reconcile.simulator import Simulator
-from reconcile.simulator.faults import FaultRule, Faults, Respond
+from rehash_simulator import Simulator
+from rehash_simulator.faults import FaultRule, Faults, Respond
 
 
 def fire_pattern(

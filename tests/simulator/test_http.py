@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from simhelpers import call, configmap, deployment
 
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 
 META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 META_ONE = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"

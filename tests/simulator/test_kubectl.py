@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from simhelpers import KUBECTL, configmap, deployment
 
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 
 
 @pytest.fixture

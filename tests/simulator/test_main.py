@@ -1,4 +1,4 @@
-"""`python -m reconcile.simulator` as a separate process: bulk seeding, ready file, SIGTERM."""
+"""`python -m rehash_simulator` as a separate process: bulk seeding, ready file, SIGTERM."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_serves_seeded_objects_until_sigterm(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "reconcile.simulator",
+            "rehash_simulator",
             "--port",
             "0",
             "--kubeconfig-out",

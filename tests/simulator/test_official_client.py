@@ -10,7 +10,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 from simhelpers import configmap, deployment
 
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import json
 import pytest
 from simhelpers import deployment
 
-from reconcile.simulator import patches
-from reconcile.simulator.errors import ApiError
-from reconcile.simulator.store import Store
+from rehash_simulator import patches
+from rehash_simulator.errors import ApiError
+from rehash_simulator.store import Store
 
 
 def test_merge_patch_rfc7386() -> None:

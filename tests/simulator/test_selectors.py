@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reconcile.simulator.errors import ApiError
-from reconcile.simulator.selectors import field_predicate, label_predicate
+from rehash_simulator.errors import ApiError
+from rehash_simulator.selectors import field_predicate, label_predicate
 
 OBJ = {"metadata": {"name": "a", "namespace": "ns", "labels": {"app": "web", "tier": "front", "n": "5"}}}
 

@@ -9,9 +9,9 @@ import time
 import pytest
 from simhelpers import call, configmap, deployment
 
-from reconcile.simulator import Simulator
-from reconcile.simulator.errors import ApiError
-from reconcile.simulator.store import Store
+from rehash_simulator import Simulator
+from rehash_simulator.errors import ApiError
+from rehash_simulator.store import Store
 
 
 def test_create_sets_server_fields() -> None:

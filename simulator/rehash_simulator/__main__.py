@@ -1,4 +1,4 @@
-"""`python -m reconcile.simulator`: serve the simulator as its own process until SIGTERM/SIGINT.
+"""`python -m rehash_simulator`: serve the simulator as its own process until SIGTERM/SIGINT.
 
 Benchmarks run the API server in a separate process so its CPU time does not count against the
 client's; `--load` seeds objects in bulk, `--ready-file` tells the parent when to start and
@@ -41,7 +41,7 @@ def load_objects(path: pathlib.Path) -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reconcile.simulator", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m rehash_simulator", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--kubeconfig-out", type=pathlib.Path, required=True)

@@ -3,7 +3,8 @@
 `Simulator` serves real HTTPS on 127.0.0.1 with the Kubernetes REST conventions kube-rehash, the
 official Python client and kubectl rely on: discovery, get/list (paged)/create/update/patch/delete,
 metadata-only and Table responses, v1 Status errors, bearer-token and client-certificate
-authentication, RBAC, dry-run, and fault injection. It imports nothing from the rest of `reconcile`.
+authentication, RBAC, dry-run, and fault injection. It is its own distribution, `kube-rehash-simulator`
+(installed by the `kube-rehash[simulator]` extra), and imports nothing from `reconcile`.
 
     with Simulator().start() as sim:
         sim.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})
@@ -31,6 +32,8 @@ from .log import LogEntry, RequestLog
 from .server import SimulatorServer
 from .store import Store
 from .tls import Authority
+
+__version__ = "0.1.0"  # kept equal to reconcile.__version__ (tests/test_packaging.py)
 
 __all__ = ["ApiError", "FaultRule", "Faults", "LogEntry", "RequestLog", "Simulator", "Store"]
 
