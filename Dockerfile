@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
 # kube-rehash image: the wheel and its hash-pinned runtime dependencies on python slim, run as 65532.
+# Neither the API simulator nor cryptography (the `kube-rehash[simulator]` extra) is installed here.
 # Build: docker build -t ghcr.io/kube-rehash/kube-rehash:0.1.0 .
 # Both stages use the same base, pinned by full version (add @sha256:<digest> when publishing).
 

@@ -98,3 +98,22 @@ def test_the_build_context_carries_only_what_the_build_reads() -> None:
     ]
     sources = {s.rstrip("/") for group in copied for s in group}
     assert sources <= {"setup.cfg", "pyproject.toml", "README.md", "reconcile", "requirements/runtime.txt"}
+
+
+def _pins(lock: str) -> dict[str, str]:
+    """{name: version} of a hash-pinned lock in requirements/."""
+    text = (ROOT / "requirements" / lock).read_text(encoding="utf-8")
+    return dict(
+        line.split(" ")[0].split("==", 1) for line in text.splitlines() if re.match(r"[A-Za-z0-9]", line)
+    )
+
+
+def test_the_image_installs_neither_the_api_simulator_nor_cryptography() -> None:
+    build = " ".join(args for keyword, args in _instructions() if keyword in {"COPY", "ADD", "RUN"})
+    runtime = _pins("runtime.txt")
+
+    assert "simulator" not in build
+    assert "[" not in build, "no extras are installed into the image"
+    assert "cryptography" not in runtime
+    assert not [name for name in runtime if "simulator" in name]
+    assert "tzdata" in runtime, "IANA time zones for restart windows (slim images have no zoneinfo)"

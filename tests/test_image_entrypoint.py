@@ -1,25 +1,29 @@
 """The container image, without Docker: build the wheel and install it into a fresh venv exactly as the
 Dockerfile's two stages do, then run the image's ENTRYPOINT + CMD (and the CronJob's args) against
 the simulator. Catches a wheel that misses package data, an undeclared dependency, or a lock that
-does not install with --require-hashes.
+does not install with --require-hashes; and shows that neither the wheel nor the image carries the API
+simulator or cryptography (the `kube-rehash[simulator]` extra), whose commands then say what to install.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import venv
+import zipfile
 from collections.abc import Iterator
+from email.parser import Parser
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from reconcile.simulator import Simulator
+from rehash_simulator import Simulator
 from tests.e2e.conftest import configmap, deployment, env_from
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,9 +42,9 @@ def run(argv: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A venv laid out like the image: runtime lock by hash, then the wheel alone, build tools removed."""
-    tmp = tmp_path_factory.mktemp("image")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The kube-rehash wheel, built as the Dockerfile's first stage builds it."""
+    tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"  # stage 1 copies only these into the build context
     src.mkdir()
     for name in ("setup.cfg", "pyproject.toml", "README.md"):
@@ -60,7 +64,14 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             str(src),
         ]
     )
-    runtime = tmp / "runtime"
+    (built,) = wheels.glob("kube_rehash-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def image(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A venv laid out like the image: runtime lock by hash, then the wheel alone, build tools removed."""
+    runtime = tmp_path_factory.mktemp("image") / "runtime"
     venv.EnvBuilder(with_pip=True).create(runtime)
     py = str(runtime / "bin" / "python")
     run(
@@ -76,7 +87,6 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             str(ROOT / "requirements/runtime.txt"),
         ]
     )
-    (wheel,) = wheels.glob("kube_rehash-*.whl")
     run([py, "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)])
     run([py, "-m", "pip", "uninstall", "--quiet", "--yes", "setuptools", "wheel"])
     yield runtime
@@ -157,3 +167,72 @@ def test_the_cronjob_args_run_with_the_shipped_config(image: Path, tmp_path: Pat
     assert stored.startswith("v1k:"), "the shipped config hashes with the key"
     for line in done.stderr.splitlines():
         json.loads(line)  # --log-format json: every log line is a JSON document
+
+
+def test_the_wheel_carries_only_reconcile_and_requires_the_simulator_only_through_its_extra(
+    wheel: Path,
+) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        metadata = Parser().parsestr(archive.read(metadata_name).decode())
+    packaged = {n.split("/")[0] for n in names if not n.startswith("kube_rehash-")}
+    requires = metadata.get_all("Requires-Dist") or []
+    unconditional = {re.split(r"[ ;<>=!~\[]", r, maxsplit=1)[0].lower() for r in requires if ";" not in r}
+
+    assert packaged == {"reconcile"}
+    assert not [n for n in names if "simulator" in n]
+    assert "reconcile/data/schema.json" in names and "reconcile/data/default.yaml" in names
+    assert "cryptography" not in unconditional
+    assert "kube-rehash-simulator" not in unconditional
+    assert "tzdata" in unconditional
+    assert "simulator" in (metadata.get_all("Provides-Extra") or [])
+    assert any(r.startswith("kube-rehash-simulator==") and 'extra == "simulator"' in r for r in requires)
+
+
+def test_the_image_has_neither_the_simulator_nor_cryptography_but_has_the_iana_time_zones(
+    image: Path, tmp_path: Path
+) -> None:
+    python = str(image / "bin" / "python")
+    for module in ("rehash_simulator", "cryptography"):
+        found = subprocess.run(
+            [python, "-c", f"import {module}"],
+            capture_output=True,
+            check=False,
+            cwd=tmp_path,
+            env=clean_env(),
+        )
+        assert found.returncode != 0, f"{module} must not be in the image"
+    # An empty PYTHONTZPATH leaves zoneinfo only the tzdata package (slim images lack /usr/share/zoneinfo).
+    zone = subprocess.run(
+        [python, "-c", "import zoneinfo; print(zoneinfo.ZoneInfo('Europe/Berlin'))"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env=clean_env(PYTHONTZPATH=""),
+    )
+    assert zone.returncode == 0, zone.stderr
+    assert zone.stdout.strip() == "Europe/Berlin"
+
+
+@pytest.mark.parametrize("command", ["demo", "simulate"])
+def test_demo_and_simulate_without_the_extra_exit_2_saying_what_to_install(
+    image: Path, tmp_path: Path, command: str
+) -> None:
+    done = subprocess.run(
+        image_command(image, [command]),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=clean_env(),
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == (
+        f"kube-rehash: {command} needs the API simulator: pip install 'kube-rehash[simulator]'\n"
+    )
+    assert not list(tmp_path.iterdir()), "nothing written (no kubeconfig)"
