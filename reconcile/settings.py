@@ -16,7 +16,9 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from datetime import timedelta
 from difflib import get_close_matches
+from functools import cached_property
 from importlib import resources
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
@@ -26,6 +28,8 @@ import yaml
 
 from reconcile.errors import ConfigError
 from reconcile.kube.kinds import BUILTIN_KINDS, Kind
+from reconcile.targets import parse_duration
+from reconcile.windows import RestartWindows, parse_windows
 
 ENV_PREFIX = "KUBE_REHASH_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
@@ -72,6 +76,9 @@ class Settings:
     kinds: tuple[Kind, ...] = BUILTIN_KINDS
     first_sight: Literal["adopt", "rollout"] = "adopt"
     max_rollouts: int | None = None
+    restart_window: str = ""
+    rollout_deadline: timedelta = timedelta(minutes=10)
+    fail_on_stalled: bool = False
     compat: frozenset[str] = field(default_factory=frozenset)
     fetch: Literal["auto", "list", "get"] = "auto"
     dry_run: Literal["none", "client", "server"] = "none"
@@ -101,6 +108,11 @@ class Settings:
             raise ValueError(f"shard: {self.shard!r} is not a Shard")
         if not all(isinstance(k, Kind) for k in self.kinds):
             raise ValueError("kinds: every entry must be a Kind")
+
+    @cached_property
+    def restart_windows(self) -> RestartWindows:
+        """`restart_window`, parsed once: the windows of workloads without the restart-window annotation."""
+        return parse_windows(self.restart_window)
 
 
 # --- value parsers: (value, from_text) -> typed value, or ValueError naming the problem ---------------
@@ -172,6 +184,35 @@ def _boolean(value: object, from_text: bool) -> object:
         if text in ("false", "0", "no", "off"):
             return False
     raise ValueError(f"{_describe(value)} is not a boolean (true or false)")
+
+
+def _windows(value: object, from_text: bool) -> object:
+    """A restart window value (reconcile/windows.py); empty means always open."""
+    if not isinstance(value, str):
+        raise ValueError(f"{_describe(value)} is not a string")
+    parse_windows(value)  # a WindowError names the window, the part and the problem
+    return value
+
+
+def _duration(value: object, from_text: bool) -> object:
+    """A positive duration: a timedelta (a built Settings) or text such as `10m` or `1h30m`."""
+    if isinstance(value, timedelta):
+        duration = value
+    elif isinstance(value, str):
+        duration = parse_duration(value)
+    else:
+        raise ValueError(f"{_describe(value)} is not a duration like 10m, 1h30m or 45s")
+    if duration <= timedelta(0):
+        raise ValueError(f"{_describe(value)} is not a positive duration")
+    return duration
+
+
+def _check_duration(text: str) -> str | None:
+    try:
+        _duration(text, True)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _string(check: Callable[[str], str | None] | None = None, *, nullable: bool = False) -> Parser:
@@ -280,6 +321,9 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("kinds", _kinds, ("kinds",)),
     _Field("first_sight", _choice("adopt", "rollout"), ("firstSight",)),
     _Field("max_rollouts", _number(int, minimum=0, nullable=True), ("maxRollouts",)),
+    _Field("restart_window", _windows, ("restartWindow",)),
+    _Field("rollout_deadline", _duration, ("rolloutDeadline",)),
+    _Field("fail_on_stalled", _boolean, ("failOnStalled",)),
     _Field("compat", _names(_check_compat, frozenset), ("compat",)),
     _Field("fetch", _choice("auto", "list", "get"), ("fetch",)),
     _Field("dry_run", _choice("none", "client", "server"), None),
@@ -365,6 +409,7 @@ _PATTERN_CHECKS: dict[str, Callable[[str], str | None]] = {
     "namespaces": _check_namespace,
     "excludeNamespaces": _check_namespace,
     "pushgateway": _check_url,
+    "rolloutDeadline": _check_duration,
 }
 
 
