@@ -106,6 +106,8 @@ class Settings:
                 raise ValueError(f"{spec.name}: {exc}") from None
         if self.shard is not None and not isinstance(self.shard, Shard):
             raise ValueError(f"shard: {self.shard!r} is not a Shard")
+        if not isinstance(self.rollout_deadline, timedelta):
+            raise ValueError(f"rollout_deadline: {self.rollout_deadline!r} is not a timedelta")
         if not all(isinstance(k, Kind) for k in self.kinds):
             raise ValueError("kinds: every entry must be a Kind")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import time, timedelta
 from importlib import resources
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import yaml
 from reconcile.errors import ConfigError
 from reconcile.kube.kinds import BUILTIN_KINDS, CRONJOB, DEPLOYMENT, Kind
 from reconcile.settings import Settings, Shard, load_settings
+from reconcile.windows import ALWAYS_OPEN, RestartWindows, Window, parse_windows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -116,6 +118,9 @@ customKinds:
     paused: /spec/paused
 firstSight: rollout
 maxRollouts: 3
+restartWindow: "Mon-Fri 22:00-06:00 Europe/Berlin; Sat,Sun 00:00-00:00"
+rolloutDeadline: 1h30m
+failOnStalled: true
 compat: [reloader, wave]
 fetch: get
 timeout: 100
@@ -158,6 +163,9 @@ pushgateway: http://pushgateway.monitoring:9091
         ),
         first_sight="rollout",
         max_rollouts=3,
+        restart_window="Mon-Fri 22:00-06:00 Europe/Berlin; Sat,Sun 00:00-00:00",
+        rollout_deadline=timedelta(hours=1, minutes=30),
+        fail_on_stalled=True,
         compat=frozenset({"reloader", "wave"}),
         fetch="get",
         timeout=100.0,
@@ -240,6 +248,27 @@ def test_the_config_flag_wins_over_kube_rehash_config(tmp_path: Path) -> None:
         ),
         ("timeout: [1\n", "config.yaml: invalid YAML at line 2"),
         ("kinds: []\n", "config.yaml: kinds: at least one kind must be enabled"),
+        (
+            "restartWindow: Mon-Fry 22:00-06:00\n",
+            "config.yaml: restartWindow: window 1 'Mon-Fry 22:00-06:00': unknown day 'Fry' (use Mon, Tue,",
+        ),
+        (
+            "restartWindow: Sat 00:00-24:00\n",
+            "config.yaml: restartWindow: window 1 'Sat 00:00-24:00': end time '24:00' is not a time from",
+        ),
+        (
+            "restartWindow: Mon 09:00-10:00 Mars/Olympus\n",
+            "config.yaml: restartWindow: window 1 'Mon 09:00-10:00 Mars/Olympus': unknown time zone",
+        ),
+        ("restartWindow: Mon 09:00-10:00;;\n", "config.yaml: restartWindow: window 2 is empty"),
+        ("restartWindow: 5\n", "config.yaml: restartWindow: 5 is not of type 'string'"),
+        (
+            "rolloutDeadline: soon\n",
+            "config.yaml: rolloutDeadline: 'soon' is not a duration like 10m, 1h30m or 45s",
+        ),
+        ("rolloutDeadline: 0s\n", "config.yaml: rolloutDeadline: '0s' is not a positive duration"),
+        ("rolloutDeadline: 600\n", "config.yaml: rolloutDeadline: 600 is not of type 'string'"),
+        ("failOnStalled: maybe\n", "config.yaml: failOnStalled: 'maybe' is not of type 'boolean'"),
     ],
 )
 def test_an_invalid_config_file_is_one_line_naming_file_key_and_problem(
@@ -276,6 +305,9 @@ def test_environment_variables_set_every_field(tmp_path: Path) -> None:
         "KUBE_REHASH_KINDS": "Deployment",
         "KUBE_REHASH_FIRST_SIGHT": "rollout",
         "KUBE_REHASH_MAX_ROLLOUTS": "5",
+        "KUBE_REHASH_RESTART_WINDOW": "* 01:00-05:00 America/New_York",
+        "KUBE_REHASH_ROLLOUT_DEADLINE": "45s",
+        "KUBE_REHASH_FAIL_ON_STALLED": "yes",
         "KUBE_REHASH_COMPAT": "pod-reloader",
         "KUBE_REHASH_FETCH": "list",
         "KUBE_REHASH_DRY_RUN": "server",
@@ -303,6 +335,9 @@ def test_environment_variables_set_every_field(tmp_path: Path) -> None:
         kinds=(DEPLOYMENT,),
         first_sight="rollout",
         max_rollouts=5,
+        restart_window="* 01:00-05:00 America/New_York",
+        rollout_deadline=timedelta(seconds=45),
+        fail_on_stalled=True,
         compat=frozenset({"pod-reloader"}),
         fetch="list",
         dry_run="server",
@@ -337,6 +372,7 @@ def test_flags_set_the_fields_argparse_produces(tmp_path: Path) -> None:
         "context": "ctx",
         "pushgateway": "http://gw",
         "fetch": "get",
+        "fail_on_stalled": True,
     }
 
     assert _load(tmp_path, flags=flags) == Settings(
@@ -352,6 +388,7 @@ def test_flags_set_the_fields_argparse_produces(tmp_path: Path) -> None:
         context="ctx",
         pushgateway="http://gw",
         fetch="get",
+        fail_on_stalled=True,
     )
 
 
@@ -416,6 +453,22 @@ def test_unrelated_kube_rehash_variables_such_as_service_links_are_ignored(tmp_p
         ({}, {"shard": "1"}, "--shard: '1' is not of the form I/N"),
         ({"KUBE_REHASH_SHARD": "0/0"}, {}, "KUBE_REHASH_SHARD: '0/0': the shard count must be at least 1"),
         ({"KUBE_REHASH_SHARDS": "0"}, {}, "KUBE_REHASH_SHARDS: 0 is less than the minimum of 1"),
+        (
+            {"KUBE_REHASH_RESTART_WINDOW": "Mon 25:61-06:00"},
+            {},
+            "KUBE_REHASH_RESTART_WINDOW: window 1 'Mon 25:61-06:00': start time '25:61' is not a time from",
+        ),
+        (
+            {"KUBE_REHASH_ROLLOUT_DEADLINE": "-5m"},
+            {},
+            "KUBE_REHASH_ROLLOUT_DEADLINE: '-5m' is not a duration like 10m, 1h30m or 45s",
+        ),
+        (
+            {"KUBE_REHASH_FAIL_ON_STALLED": "sometimes"},
+            {},
+            "KUBE_REHASH_FAIL_ON_STALLED: 'sometimes' is not a",
+        ),
+        ({}, {"restart_window": "Mon"}, "--restart-window: window 1 'Mon': missing the times HH:MM-HH:MM"),
         (
             {"KUBE_REHASH_NAMESPACES": "a,b", "KUBE_REHASH_EXCLUDE_NAMESPACES": "b"},
             {},
@@ -536,6 +589,10 @@ def test_a_directory_as_hash_key_file_is_an_error(tmp_path: Path) -> None:
         {"prefix": "Bad Prefix"},
         {"compat": frozenset({"flux"})},
         {"kinds": (DEPLOYMENT, DEPLOYMENT)},
+        {"restart_window": "Mon 09:00-10:00 Nowhere/Town"},
+        {"rollout_deadline": timedelta(0)},
+        {"rollout_deadline": "10m"},
+        {"fail_on_stalled": "yes"},
     ],
 )
 def test_settings_reject_impossible_values_when_built_directly(change: dict[str, object]) -> None:
@@ -546,3 +603,39 @@ def test_settings_reject_impossible_values_when_built_directly(change: dict[str,
 def test_settings_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         Settings().timeout = 1.0  # type: ignore[misc]
+
+
+# --- restart windows and rollout health -------------------------------------------------------------------
+
+
+def test_restart_window_rollout_deadline_and_fail_on_stalled_defaults() -> None:
+    settings = Settings()
+
+    assert settings.restart_window == ""
+    assert settings.restart_windows == ALWAYS_OPEN
+    assert settings.rollout_deadline == timedelta(minutes=10)
+    assert settings.fail_on_stalled is False
+
+
+def test_the_restart_window_is_parsed_once_per_settings(tmp_path: Path) -> None:
+    settings = _load(tmp_path, "restartWindow: 'Sat,Sun 02:00-05:00 Europe/Berlin'\n")
+
+    assert settings.restart_windows == RestartWindows(
+        (Window(frozenset({5, 6}), time(2), time(5), "Europe/Berlin"),)
+    )
+    assert settings.restart_windows is settings.restart_windows
+    assert settings == dataclasses.replace(settings)  # the parsed value is not part of equality
+
+
+def test_an_empty_restart_window_in_the_environment_counts_as_unset(tmp_path: Path) -> None:
+    settings = _load(tmp_path, "restartWindow: Mon 09:00-10:00\n", {"KUBE_REHASH_RESTART_WINDOW": ""})
+
+    assert settings.restart_windows == parse_windows("Mon 09:00-10:00")
+
+
+def test_an_empty_restart_window_in_the_file_is_always_open(tmp_path: Path) -> None:
+    assert _load(tmp_path, 'restartWindow: ""\n').restart_windows == ALWAYS_OPEN
+
+
+def test_a_rollout_deadline_built_directly_is_a_timedelta() -> None:
+    assert Settings(rollout_deadline=timedelta(seconds=30)).rollout_deadline == timedelta(seconds=30)
