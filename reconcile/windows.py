@@ -12,7 +12,8 @@ Syntax: one or more windows separated by `;`, each `DAYS HH:MM-HH:MM [TIMEZONE]`
 - Times are 24-hour `HH:MM` (`9:00` allowed), 00:00 to 23:59; the end is exclusive. An end before the start
   crosses midnight and the window belongs to the day it opens (`Mon 22:00-06:00` is open Tue 03:00); an end
   equal to the start is a full 24 hours (`Mon 00:00-00:00` is all of Monday).
-- TIMEZONE: an IANA name (`Europe/Berlin`), default `UTC`. Spaces around `,` and `-` are ignored.
+- TIMEZONE: an IANA name (`Europe/Berlin`), default `UTC`. Spaces around `,` and around a `-` between two
+  days or two times are ignored (`Mon - Fri 9:00 - 17:00`).
 - An empty value is always open (so an empty annotation lifts the config's default window). One trailing `;`
   is ignored; an empty window anywhere else (`a;;b`, `;a`) is an error.
 
@@ -39,7 +40,7 @@ ALL_DAYS = frozenset(range(7))
 DEFAULT_ZONE = "UTC"
 
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
-_SPACED_SEPARATOR = re.compile(r"\s*([,-])\s*")
+_SPACED_SEPARATOR = re.compile(r"\s*,\s*|(?<=[A-Za-z])\s*-\s*(?=[A-Za-z])|(?<=\d)\s*-\s*(?=\d)")
 # How far next_open looks ahead: two weeks always hold an opening of every window (a window can lose at most
 # the one day a DST gap swallows it), plus a day on each side for zones far from UTC.
 _HORIZON_DAYS = 17
@@ -115,7 +116,7 @@ def parse_windows(text: str) -> RestartWindows:
 
 def parse_window(text: str, number: int = 1) -> Window:
     """Parse one `DAYS HH:MM-HH:MM [TIMEZONE]`; `number` (1-based) is its place in the value, for messages."""
-    tokens = _SPACED_SEPARATOR.sub(r"\1", text.strip()).split()
+    tokens = _SPACED_SEPARATOR.sub(lambda match: match.group(0).strip(), text.strip()).split()
     if not tokens:
         raise WindowError(f"window {number} is empty")
     where = f"window {number} {' '.join(text.split())!r}"
