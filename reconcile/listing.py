@@ -1,20 +1,30 @@
-"""Which workloads a pass covers: its namespace scope (all, a list, or a shard's share) and the opted-in
-workloads of every enabled kind in it, listed metadata-only, page by page, keeping only slim views."""
+"""Which workloads a pass covers: its namespace scope (all, or the namespaces given with -n), the opted-in
+workloads of every enabled kind in it, listed metadata-only, page by page, keeping only slim views, and,
+for a shard, its share of them.
+
+A shard lists the same workloads as the unsharded pass and keeps its share (reconcile/sharding.py): every
+shard must see every opted-in workload to compute the same split without coordination, and one
+cluster-wide list per kind costs each shard as many requests as the whole pass's lists. With -n, every
+shard lists every given namespace, for the same reason. The workloads of a namespace split between shards
+are read (with their sources) by each shard that keeps some of them: the pass reads sources per namespace
+from the workloads it keeps, so nothing else needs to know about shards.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
-from reconcile.errors import NotFound, RehashError
+from reconcile.errors import NotFound, PassCut, RehashError
 from reconcile.kube.client import KubeClient
-from reconcile.kube.kinds import NAMESPACES, Kind
+from reconcile.kube.kinds import Kind
 from reconcile.refs import DiscoverySettings, opt_in_keys
 from reconcile.report import Row
-from reconcile.settings import Settings
-from reconcile.sharding import assign_shard
-from reconcile.targets import Target, read_listed
+from reconcile.settings import Settings, Shard
+from reconcile.sharding import WorkloadKey, plan_shards
+from reconcile.targets import Listed, read_listed
 
 log = logging.getLogger(__name__)
 
@@ -22,10 +32,9 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Scope:
     """Where to list workloads: namespace by namespace (given with -n: never a cluster-wide request),
-    or cluster-wide, optionally keeping only a shard's namespaces."""
+    or cluster-wide (`namespaces` None)."""
 
     namespaces: tuple[str, ...] | None = None
-    keep: frozenset[str] | None = None
 
 
 def covers_whole_cluster(settings: Settings) -> bool:
@@ -33,19 +42,12 @@ def covers_whole_cluster(settings: Settings) -> bool:
     return not settings.namespaces and settings.shard is None
 
 
-def scope_namespaces(settings: Settings, client: KubeClient) -> Scope:
-    excluded = set(settings.exclude_namespaces)
-    shard = settings.shard
+def scope_namespaces(settings: Settings) -> Scope:
+    """The namespaces to list: those given with -n less the excluded ones, else the whole cluster (the
+    excluded namespaces are then left out by a field selector)."""
     if settings.namespaces:
-        names = sorted(set(settings.namespaces) - excluded)
-        return Scope(namespaces=tuple(assign_shard(names, shard.index, shard.count) if shard else names))
-    if shard is None:  # covers_whole_cluster
-        return Scope()
-    # A shard lists cluster-wide and keeps its own namespaces: one list request per page instead of one
-    # per kind and namespace, so the shards' request counts split evenly (each reads the whole list).
-    items = client.list_items(NAMESPACES.collection_path(None), metadata_only=True)
-    names = sorted({str(i["metadata"]["name"]) for i in items} - excluded)
-    return Scope(keep=frozenset(assign_shard(names, shard.index, shard.count)))
+        return Scope(namespaces=tuple(sorted(set(settings.namespaces) - set(settings.exclude_namespaces))))
+    return Scope()
 
 
 def namespace_of(item: dict[str, object]) -> str:
@@ -61,28 +63,65 @@ def annotations_of(item: dict[str, object]) -> Iterable[str]:
 
 def list_targets(
     settings: Settings, client: KubeClient, discovery: DiscoverySettings
-) -> tuple[list[Target], list[Row]]:
-    """Opted-in workloads of every enabled kind in scope, and a failed scope row for each list that failed."""
-    try:
-        scope = scope_namespaces(settings, client)
-    except RehashError as exc:  # an API error, or a connection that failed past its retries
-        return [], [Row.scope_failure("Namespace", "*", f"listing namespaces failed: {exc}")]
-    targets: list[Target] = []
+) -> tuple[list[Listed], list[Row]]:
+    """Opted-in workloads of every enabled kind in scope (a shard: its share of them), and a failed scope
+    row for each list that failed."""
+    scope = scope_namespaces(settings)
+    targets: list[Listed] = []
     failures: list[Row] = []
     for kind in settings.kinds:
         listed, failed = list_kind(settings, client, discovery, kind, scope)
         targets += listed
         failures += failed
+    if settings.shard is not None:
+        targets = shard_share(targets, settings.shard)
     return targets, failures
+
+
+class Workload(Protocol):
+    """What the shard split reads of a listed workload."""
+
+    @property
+    def kind(self) -> Kind: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+
+
+W = TypeVar("W", bound=Workload)
+
+
+def workload_key(workload: Workload) -> WorkloadKey:
+    kind = workload.kind
+    return workload.namespace, f"{kind.group}/{kind.plural}/{workload.name}"
+
+
+def shard_share(targets: list[W], shard: Shard) -> list[W]:
+    """The targets `shard` owns of all the opted-in `targets` every shard listed."""
+    plan = plan_shards((workload_key(t) for t in targets), shard.count)
+    mine = plan.members(shard.index)
+    kept = [t for t in targets if workload_key(t) in mine]
+    split = {ns: shards for ns, shards in plan.split_namespaces().items() if shard.index in shards}
+    log.info(
+        "shard %d/%d: %d of %d opted-in workloads (shard sizes %s); namespaces shared with other shards: %s",
+        shard.index,
+        shard.count,
+        len(kept),
+        len(targets),
+        plan.sizes(),
+        ", ".join(f"{ns} (shards {', '.join(map(str, s))})" for ns, s in sorted(split.items())) or "none",
+    )
+    return kept
 
 
 def list_kind(
     settings: Settings, client: KubeClient, discovery: DiscoverySettings, kind: Kind, scope: Scope
-) -> tuple[list[Target], list[Row]]:
+) -> tuple[list[Listed], list[Row]]:
     """One kind's opted-in workloads in scope, page by page, keeping only their slim views."""
     excluded = ",".join(f"metadata.namespace!={n}" for n in sorted(settings.exclude_namespaces))
     candidate = opt_in_keys(discovery).intersection
-    targets: list[Target] = []
+    targets: list[Listed] = []
     failures: list[Row] = []
     scopes: list[str | None] = list(scope.namespaces) if scope.namespaces is not None else [None]
     for namespace in scopes:
@@ -91,8 +130,6 @@ def list_kind(
             for item in client.list_items(
                 path, field_selector=None if namespace else excluded or None, metadata_only=True
             ):
-                if scope.keep is not None and namespace_of(item) not in scope.keep:
-                    continue
                 if not candidate(annotations_of(item)):  # no opt-in annotation at all
                     continue
                 target = read_listed(item, kind, discovery)
@@ -101,6 +138,8 @@ def list_kind(
         except NotFound:
             log.info("%s are not served by this cluster; skipping the kind", kind.plural)
             break
+        except PassCut as exc:  # not reached: the budget ran out, or the pass was stopped
+            failures.append(Row.scope_deferred(kind.kind, namespace or "*", f"{exc}; not listed"))
         except RehashError as exc:
             failures.append(Row.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
     return targets, failures

@@ -1,0 +1,93 @@
+"""Issue 13, end to end on the simulator through the CLI: a list whose continue tokens keep expiring still
+covers every workload (one full list instead of a failed scope), and `--shard I/N` splits one big
+namespace between shards, every workload handled by exactly one of them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from tests.e2e.conftest import Cluster, configmap, deployment, env_from
+
+META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+
+def seed(cluster: Cluster, counts: dict[str, int], kind: str = "Deployment") -> list[str]:
+    """`counts[ns]` workloads of `kind` reading ConfigMap `app` of their namespace; their report keys."""
+    keys = []
+    for ns, count in counts.items():
+        if not cluster.sim.store.exists("configmaps", ns, "app"):
+            cluster.add(configmap("app", {"a": "1"}, ns=ns))
+        for i in range(count):
+            name = f"{kind.lower()}-{i:02d}"
+            cluster.add(deployment(name, env_from("configmap", "app"), ns=ns, kind=kind))
+            keys.append(f"{kind}/{ns}/{name}")
+    return keys
+
+
+def test_continue_tokens_that_keep_expiring_never_fail_the_list_and_every_workload_is_handled(
+    cluster: Cluster,
+) -> None:
+    keys = seed(cluster, {"shop": 7, "web": 4})
+    config = cluster.config("pageSize: 2\n")  # 11 Deployments: 6 pages if nothing expired
+    cluster.sim.faults.expire_continue(method="GET", path="/deployments$", every=True)
+    for expected in ("adopt", "in-sync"):  # two passes, every continue request of both expiring
+        cluster.sim.log.clear()
+        result = cluster.run("--config", str(config))
+        assert result.code == 0, result.stderr
+        assert result.actions() == dict.fromkeys(keys, expected)  # no failed scope row, none missing
+        lists = cluster.sim.log.entries(method="GET", path="/apis/apps/v1/deployments$")
+        assert [(e.query, e.status) for e in lists] == [
+            ({"limit": "2"}, 200),
+            ({"limit": "2", "continue": lists[1].query.get("continue", "?")}, 410),
+            ({}, 200),  # the fallback: one full list, no limit, no continue, no resourceVersion
+        ]
+        assert all(e.accept == META_LIST for e in lists)  # metadata-only throughout
+        assert result.report["api"]["retries"].get("410") == 1
+    assert sum(r.fired for r in cluster.sim.faults.rules()) == 2
+
+
+def handled(reports: list[dict[str, Any]]) -> Counter[str]:
+    """How many shards' reports name each workload."""
+    return Counter(f"{w['kind']}/{w['namespace']}/{w['name']}" for r in reports for w in r["workloads"])
+
+
+def test_three_shards_split_one_big_namespace_evenly_and_handle_each_workload_once(cluster: Cluster) -> None:
+    keys = seed(cluster, {"shop": 30, "tools": 2}) + seed(cluster, {"shop": 3}, kind="StatefulSet")
+    reads: list[set[str]] = []
+    patched: Counter[str] = Counter()
+    reports = []
+    for index in range(3):
+        cluster.sim.log.clear()
+        result = cluster.run("--shard", f"{index}/3")
+        assert result.code == 0, result.stderr
+        reports.append(result.report)
+        patched.update(e.path for e in cluster.writes())
+        reads.append(
+            {e.path.split("/")[4] for e in cluster.sim.log.entries(path="/configmaps") if e.method == "GET"}
+        )
+    counts = handled(reports)
+    assert sorted(counts) == sorted(keys) and set(counts.values()) == {1}  # each exactly once
+    assert {w["action"] for r in reports for w in r["workloads"]} == {"adopt"}
+    sizes = [len(r["workloads"]) for r in reports]
+    assert max(sizes) - min(sizes) <= 2, sizes  # 35 workloads: 11-12 each (was 0, 33, 2 or similar)
+    assert len(patched) == len(keys) and set(patched.values()) == {1}  # one adopting PATCH each, in all
+    # Each shard reads the sources of the namespaces it keeps workloads in: shop in all three, tools in one.
+    assert all("shop" in r for r in reads)
+    assert sum("tools" in r for r in reads) == 1
+
+
+def test_namespaces_given_with_n_are_split_the_same_way(cluster: Cluster) -> None:
+    keys = seed(cluster, {"shop": 12, "tools": 1, "other": 5})
+    wanted = [k for k in keys if "/other/" not in k]
+    reports = []
+    for index in range(2):
+        cluster.sim.log.clear()
+        result = cluster.run("-n", "shop", "-n", "tools", "--shard", f"{index}/2", "--dry-run")
+        assert result.code == 0, result.stderr
+        reports.append(result.report)
+        lists = [e.path for e in cluster.sim.log.entries(method="GET") if e.path.startswith("/apis/")]
+        assert lists and all("/namespaces/shop/" in p or "/namespaces/tools/" in p for p in lists)
+    counts = handled(reports)
+    assert sorted(counts) == sorted(wanted) and set(counts.values()) == {1}
+    assert sorted(len(r["workloads"]) for r in reports) == [6, 7]
