@@ -3,8 +3,9 @@
 For each cluster size it generates a synthetic cluster, serves it from a simulator in its own process
 and measures, in one run, a steady-state pass (after a first adopting pass) and a pass after 5% of
 the referenced sources changed, for kube-rehash, the naive script (benchmarks/naive.py) and the floor
-(benchmarks/floor.py). Optional extra scenarios: `--shards N` (per-shard requests) and
-`--unrelated-secrets F` (Secrets nobody references grow Fx: peak RSS must stay flat).
+(benchmarks/floor.py). Optional extra scenarios: `--shards N` (per-shard workloads and requests, on the
+default shape and, with `--skewed-shards S`, on a cluster keeping the share S of its workloads in one
+namespace) and `--unrelated-secrets F` (Secrets nobody references grow Fx: peak RSS must stay flat).
 Results go to a JSON file and, with `--chart`, to a matplotlib chart (matplotlib is imported only then).
 """
 
@@ -22,7 +23,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.generate import Shape, generate, write
+import xxhash
+
+from benchmarks.generate import Cluster, Shape, generate, write
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
 KUBE_REHASH = str(Path(sys.executable).parent / "kube-rehash")
@@ -83,6 +86,24 @@ def rehash_report(run: Measured) -> dict[str, Any]:
     return {"summary": doc["summary"], "configs_fetched": doc.get("configs_fetched")}
 
 
+def namespaces_of(run: Measured) -> set[str]:
+    """The namespaces of the workloads a pass reported (a shard reads the sources of exactly these)."""
+    return {str(w["namespace"]) for w in json.loads(run.stdout)["workloads"]}
+
+
+def whole_namespace_sizes(cluster: Cluster, shards: int) -> list[int]:
+    """Opted-in workloads per shard under the rule before issue 13 (whole namespaces, dealt round-robin
+    in the order of a stable hash of their names): computed from the generator, for comparison."""
+    names = sorted(
+        {ns for _, ns, _ in cluster.references}, key=lambda n: (xxhash.xxh3_64_intdigest(n.encode()), n)
+    )
+    owner = {ns: i % shards for i, ns in enumerate(names)}
+    sizes = [0] * shards
+    for _, ns, _ in cluster.references:
+        sizes[owner[ns]] += 1
+    return sizes
+
+
 def scenario(
     shape: Shape,
     workdir: Path,
@@ -109,6 +130,8 @@ def scenario(
     config = workdir / "kube-rehash.yaml"
     config.write_text(f"qps: {qps}\n")
     result: dict[str, Any] = {"shape": asdict(shape), "objects": objects, "load_bytes": size}
+    if shards:
+        result["whole_namespace_sizes"] = whole_namespace_sizes(cluster, shards)
     result["referenced_sources"] = len(cluster.referenced)
     # The floor lists workloads metadata-only, so it learns the referenced sources from the generator.
     references = workdir / "references.json"
@@ -128,10 +151,20 @@ def scenario(
         if "steady" in passes:
             names = (*tools, *MODES) if "kube-rehash" in tools else tools
             result["steady"] = steady(names, argv, sim, repeat=repeat, log=log)
+            seen: list[set[str]] = []
             for index in range(shards):
                 run = measure("kube-rehash", [*argv["kube-rehash"], "--shard", f"{index}/{shards}"], sim)
-                result.setdefault("shards", []).append({**run.row(), **rehash_report(run)})
-                log(f"  shard {index}/{shards}: {run.traffic.requests} requests")
+                row = {**run.row(), **rehash_report(run)}
+                seen.append(namespaces_of(run))
+                row["namespaces"] = len(seen[-1])
+                result.setdefault("shards", []).append(row)
+                workloads = row["summary"]["workloads"]
+                log(f"  shard {index}/{shards}: {workloads} workloads, {run.traffic.requests} requests")
+            if shards:
+                # Namespaces whose workloads (and so sources) more than one shard reads.
+                result["shared_namespaces"] = sum(
+                    1 for ns in set().union(*seen) if sum(ns in s for s in seen) > 1
+                )
         if "change" in passes:
             rng = random.Random(shape.seed + 1)
             count = max(1, round(change_fraction * len(cluster.referenced)))
@@ -187,6 +220,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--change-fraction", type=float, default=0.05)
     parser.add_argument("--shards", type=int, default=4, help="also run each shard I/N at 1x (0: skip)")
     parser.add_argument(
+        "--skewed-shards",
+        type=float,
+        default=0.8,
+        help="with --shards: also run them at 1x with this share of the workloads in one namespace (0: skip)",
+    )
+    parser.add_argument(
         "--unrelated-secrets", type=int, default=4, help="also run 1x with Fx the Secrets (0: skip)"
     )
     parser.add_argument("--qps", type=float, default=0, help="kube-rehash's qps setting (0: unlimited)")
@@ -230,6 +269,17 @@ def main(argv: list[str] | None = None) -> int:
                 shards=shards,
                 qps=args.qps,
                 repeat=args.repeat if factor == 1 else 1,
+            )
+            write_results(results, args.out)
+        if args.shards and args.skewed_shards:
+            results["skewed_shards"] = scenario(
+                base.skewed(args.skewed_shards),
+                workdir,
+                change_fraction=args.change_fraction,
+                shards=args.shards,
+                qps=args.qps,
+                passes=("steady",),
+                tools=("kube-rehash",),
             )
             write_results(results, args.out)
         if args.unrelated_secrets:

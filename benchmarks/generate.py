@@ -49,6 +49,9 @@ class Shape:
     seed: int = 5
     # Unreferenced Secrets (plain and Helm) added on top, as a multiple of `secrets`: 1 adds none.
     unrelated_factor: int = 1
+    # Share of the workloads, opted-in workloads, ConfigMaps and Secrets in the first namespace (the rest
+    # spread evenly): 0 spreads everything evenly; 0.8 is a cluster that keeps most apps in one namespace.
+    skew: float = 0.0
 
     def scaled(self, factor: int) -> Shape:
         return replace(
@@ -65,9 +68,14 @@ class Shape:
         """Secrets (Helm releases included) grow `factor`x; the extra ones are referenced by nobody."""
         return replace(self, unrelated_factor=factor)
 
+    def skewed(self, share: float) -> Shape:
+        """The same totals with `share` of the workloads and their sources in one namespace."""
+        return replace(self, skew=share)
+
     def label(self) -> str:
+        skew = f", {self.skew:.0%} of them in one namespace" if self.skew else ""
         return (
-            f"{self.workloads} workloads ({self.opted_in} opted in), {self.namespaces} namespaces, "
+            f"{self.workloads} workloads ({self.opted_in} opted in{skew}), {self.namespaces} namespaces, "
             f"{self.configmaps} ConfigMaps, {self.secrets * self.unrelated_factor} Secrets "
             f"({self.helm_secrets * self.unrelated_factor} Helm releases)"
         )
@@ -91,6 +99,14 @@ class Cluster:
 def _split(total: int, parts: int, index: int) -> int:
     """How many of `total` items part `index` of `parts` gets (spread evenly, remainder first)."""
     return total // parts + (1 if index < total % parts else 0)
+
+
+def _portion(total: int, parts: int, index: int, skew: float) -> int:
+    """Like `_split`, but part 0 takes `skew` of the total first (when `skew` > 0)."""
+    if not skew or parts == 1:
+        return _split(total, parts, index)
+    first = round(total * skew)
+    return first if index == 0 else _split(total - first, parts - 1, index - 1)
 
 
 def _text(rng: random.Random, size: int) -> str:
@@ -271,10 +287,10 @@ def generate(shape: Shape) -> Cluster:
         objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         cms = [
             _configmap(rng, ns, f"config-{i:04d}")
-            for i in range(_split(shape.configmaps, shape.namespaces, n))
+            for i in range(_portion(shape.configmaps, shape.namespaces, n, shape.skew))
         ]
         helm = _split(shape.helm_secrets, shape.namespaces, n)
-        plain = _split(shape.secrets, shape.namespaces, n) - helm
+        plain = _portion(shape.secrets, shape.namespaces, n, shape.skew) - helm
         secrets = [_secret(rng, ns, f"secret-{i:04d}") for i in range(max(plain, 0))]
         objects.extend(cms)
         objects.extend(secrets)
@@ -286,8 +302,8 @@ def generate(shape: Shape) -> Cluster:
             objects.extend(_helm_secret(extra, blob, ns, copy * 10000 + i, shape) for i in range(helm))
         sources = [("configmap", c["metadata"]["name"], sorted(c["data"])) for c in cms]
         sources += [("secret", s["metadata"]["name"], sorted(s["data"])) for s in secrets]
-        workloads = _split(shape.workloads, shape.namespaces, n)
-        opted = _split(shape.opted_in, shape.namespaces, n)
+        workloads = _portion(shape.workloads, shape.namespaces, n, shape.skew)
+        opted = _portion(shape.opted_in, shape.namespaces, n, shape.skew)
         for w in range(workloads):
             roll = rng.random()
             kind = "Deployment"

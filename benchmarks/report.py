@@ -123,20 +123,70 @@ def checks(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
             )
         )
     if one and one.get("shards"):
-        # A shard reads its sources by name (it never lists cluster-wide), so its share is measured
-        # against the unsharded pass that does the same: `fetch: get`.
-        unsharded = one["steady"].get("kube-rehash-get") or one["steady"]["kube-rehash"]
-        quarter = unsharded["requests"] / len(one["shards"])
-        worst = max(abs(s["requests"] - quarter) / quarter for s in one["shards"])
-        counts = ", ".join(str(s["requests"]) for s in one["shards"])
-        out.append(
-            (
-                f"each shard within ±15% of 1/N of the unsharded {unsharded['name']} requests",
-                worst <= 0.15,
-                f"[{counts}] vs {quarter:.0f} (worst {worst:+.0%})",
-            )
-        )
+        out.append(shard_requests_check(one, ""))
+        out.append(shard_workloads_check(one, ""))
+    skewed = results.get("skewed_shards")
+    if skewed and skewed.get("shards"):
+        # Requests are no yardstick here: a shard holding many workloads of the big namespace lists its
+        # sources (the fetch planner's choice beyond 40 names) where the unsharded `get` pass reads by name.
+        label = f"skewed ({skewed['shape']['skew']:.0%} in one namespace): "
+        out.append(shard_workloads_check(skewed, label))
     return out
+
+
+def shard_requests_check(scale: dict[str, Any], label: str) -> tuple[str, bool, str]:
+    # A shard reads its sources by name (it never lists cluster-wide), so its share is measured
+    # against the unsharded pass that does the same: `fetch: get`.
+    unsharded = scale["steady"].get("kube-rehash-get") or scale["steady"]["kube-rehash"]
+    quarter = unsharded["requests"] / len(scale["shards"])
+    worst = max(abs(s["requests"] - quarter) / quarter for s in scale["shards"])
+    counts = ", ".join(str(s["requests"]) for s in scale["shards"])
+    return (
+        f"{label}each shard within ±15% of 1/N of the unsharded {unsharded['name']} requests",
+        worst <= 0.15,
+        f"[{counts}] vs {quarter:.0f} (worst {worst:+.0%})",
+    )
+
+
+def shard_workloads_check(scale: dict[str, Any], label: str) -> tuple[str, bool, str]:
+    sizes = [s["summary"]["workloads"] for s in scale["shards"]]
+    share = sum(sizes) / len(sizes)
+    worst = max(abs(n - share) / share for n in sizes) if share else 0.0
+    counts = ", ".join(map(str, sizes))
+    return (
+        f"{label}each shard's opted-in workloads within ±15% of 1/N",
+        worst <= 0.15,
+        f"[{counts}] vs {share:.0f} (worst {worst:+.0%})",
+    )
+
+
+def shard_table(scale: dict[str, Any]) -> list[str]:
+    """Per shard: opted-in workloads (and what whole namespaces per shard gave), namespaces whose
+    workloads it handled (it reads their sources), requests, bytes, wall; then the unsharded passes."""
+    before = scale.get("whole_namespace_sizes") or [None] * len(scale["shards"])
+    lines = [
+        "| shard | workloads | whole namespaces (before) | namespaces | requests | response bytes "
+        "| wall (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    count = len(scale["shards"])
+    for index, (r, old) in enumerate(zip(scale["shards"], before, strict=True)):
+        lines.append(
+            f"| {index}/{count} | {r['summary']['workloads']} | {MISSING if old is None else old} | "
+            f"{r.get('namespaces', MISSING)} | {r['requests']} | {_mb(r['bytes'])} | {r['wall_s']:.2f} |"
+        )
+    for name in ("kube-rehash", "kube-rehash-get"):
+        unsharded = scale["steady"].get(name)
+        if unsharded:
+            lines.append(
+                f"| unsharded ({name}) | {unsharded['summary']['workloads']} | | "
+                f"{scale['shape']['namespaces']} | {unsharded['requests']} | {_mb(unsharded['bytes'])} | "
+                f"{unsharded['wall_s']:.2f} |"
+            )
+    if "shared_namespaces" in scale:
+        lines.append("")
+        lines.append(f"Namespaces read by more than one shard: {scale['shared_namespaces']}.")
+    return lines
 
 
 def trade_offs(results: dict[str, Any]) -> list[str]:
@@ -171,6 +221,17 @@ def summarize(results: dict[str, Any]) -> str:
     if "unrelated_secrets" in results:
         lines.append(f"## 1x with {results['unrelated_secrets']['factor']}x Secrets — steady")
         lines.extend(table(results["unrelated_secrets"]["steady"]))
+        lines.append("")
+    one = results["scales"].get("1") or {}
+    if one.get("shards"):
+        lines.append(f"## shards, 1x ({len(one['shards'])}) — steady")
+        lines.extend(shard_table(one))
+        lines.append("")
+    skewed = results.get("skewed_shards")
+    if skewed and skewed.get("shards"):
+        share = skewed["shape"]["skew"]
+        lines.append(f"## shards, 1x with {share:.0%} of the workloads in one namespace — steady")
+        lines.extend(shard_table(skewed))
         lines.append("")
     if trade_offs(results):
         lines.append("## ways of reading the sources (1x steady)")

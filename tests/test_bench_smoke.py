@@ -19,7 +19,7 @@ from benchmarks.__main__ import scenario
 from benchmarks.floor import KINDS
 from benchmarks.generate import Shape, generate
 from benchmarks.harness import Traffic
-from benchmarks.report import checks, scaling, summarize
+from benchmarks.report import checks, scaling, shard_table, summarize
 
 TINY = Shape(
     workloads=20,
@@ -115,6 +115,9 @@ def test_tiny_benchmark_structural_claims(tmp_path: Path) -> None:
     # The request log counts bytes for both the same way; the tool needs nothing the floor does not read.
     assert steady["metadata_gets"] + steady["lists"] >= 1 and floor["bytes"] > 0
     assert sum(s["requests"] for s in result["shards"]) >= steady["requests"]
+    # The shards handle every opted-in workload once between them, and the table says how they split.
+    assert sum(s["summary"]["workloads"] for s in result["shards"]) == TINY.opted_in
+    assert sum(result["whole_namespace_sizes"]) == TINY.opted_in
     # `fetch: get`, the shards' yardstick: one metadata GET per referenced source, no source lists.
     by_name = result["steady"]["kube-rehash-get"]
     assert by_name["metadata_gets"] == result["referenced_sources"] and by_name["content_gets"] == 0
@@ -182,3 +185,35 @@ def test_benchmark_imports_without_matplotlib(monkeypatch: pytest.MonkeyPatch) -
         monkeypatch.delitem(sys.modules, name)
     __import__("benchmarks.__main__")
     __import__("benchmarks.report")
+
+
+def test_a_skewed_shape_keeps_its_share_of_workloads_and_sources_in_the_first_namespace() -> None:
+    cluster = generate(TINY.skewed(0.75))
+    opted = [ns for _, ns, _ in cluster.references]
+    assert len(opted) == TINY.opted_in and opted.count("ns-0000") == 6  # 75% of 8
+    configmaps = [o for o in cluster.objects if o["kind"] == "ConfigMap"]
+    assert len(configmaps) == TINY.configmaps
+    assert sum(o["metadata"]["namespace"] == "ns-0000" for o in configmaps) == 18  # 75% of 24
+
+
+def test_shards_split_a_skewed_cluster_evenly_in_the_benchmark(tmp_path: Path) -> None:
+    """Real processes: 75% of the opted-in workloads in one namespace, two shards of half each."""
+    result = scenario(
+        TINY.skewed(0.75),
+        tmp_path,
+        change_fraction=0.2,
+        shards=2,
+        qps=0,
+        passes=("steady",),
+        tools=("kube-rehash",),
+        log=lambda *_: None,
+    )
+    sizes = [s["summary"]["workloads"] for s in result["shards"]]
+    assert sizes == [4, 4]
+    assert all(s["exit"] == 0 and s["summary"]["in-sync"] == 4 for s in result["shards"])
+    assert sorted(result["whole_namespace_sizes"]) in ([1, 7], [2, 6])  # what whole namespaces gave
+    assert result["shared_namespaces"] == 1  # the big namespace, read by both shards
+    lines = shard_table(result)
+    assert [row.split(" | ")[1] for row in lines if row.startswith(("| 0/2", "| 1/2"))] == ["4", "4"]
+    met = {name: ok for name, ok, _ in checks({"scales": {}, "skewed_shards": result})}
+    assert met["skewed (75% in one namespace): each shard's opted-in workloads within ±15% of 1/N"]
