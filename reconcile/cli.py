@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Any
 
 from reconcile import __version__
+from reconcile.budget import Budget
 from reconcile.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -185,8 +186,10 @@ def dispatch(args: argparse.Namespace) -> int:
     return cmd_run(settings, detailed=getattr(args, "detailed_exitcode", False))
 
 
-def connect(settings: Settings) -> Any:
-    """An API client for the settings, after proving the server answers and accepts the credentials."""
+def connect(settings: Settings, budget: Budget | None = None) -> Any:
+    """An API client for the settings, after proving the server answers and accepts the credentials.
+
+    With a `budget`, every request asks it first (the pass's one time budget)."""
     from reconcile.kube.auth import AuthOptions, load_credentials
     from reconcile.kube.client import ClientOptions, KubeClient
 
@@ -197,7 +200,12 @@ def connect(settings: Settings) -> Any:
         qps=settings.qps,
         pool_size=max(4, settings.concurrency * 2),
     )
-    client = KubeClient(credentials, options, stop_at=time.monotonic() + settings.timeout)
+    client = KubeClient(
+        credentials,
+        options,
+        stop_at=time.monotonic() + settings.timeout,
+        gate=budget.admit if budget is not None else None,
+    )
     try:
         client.check_connection()
     except Unauthorized as exc:
@@ -220,9 +228,8 @@ def read_hash_key(settings: Settings) -> bytes | None:
     return key
 
 
-def install_stop_handler() -> threading.Event:
-    """SIGTERM (a CronJob deadline, a node drain) stops new writes; the report is still printed."""
-    stop = threading.Event()
+def install_stop_handler(stop: threading.Event) -> threading.Event:
+    """SIGTERM (a CronJob deadline, a node drain) stops new requests; the report is still printed."""
 
     def handle(signum: int, _frame: FrameType | None) -> None:
         log.warning("received signal %d: finishing in-flight writes, starting no new ones", signum)
@@ -250,15 +257,25 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
     from reconcile.run import run_pass
 
     hash_key = read_hash_key(settings)
-    client = connect(settings)
-    stop = install_stop_handler()
+    budget = Budget(settings.timeout)
+    client = connect(settings, budget)
+    install_stop_handler(budget.stop)
     try:
-        report = run_pass(settings, client, hash_key=hash_key, stop=stop, progress=progress_printer(settings))
+        report = run_pass(
+            settings, client, budget=budget, hash_key=hash_key, progress=progress_printer(settings)
+        )
     finally:
         client.close()
     print(report.render_json() if settings.output == "json" else report.render_text())
     if settings.pushgateway:
         push(settings, report)
+    if report.budget_exhausted and not report.interrupted and report.decided == 0:
+        log.error(
+            "the time budget (timeout %gs) ran out before any workload was decided: raise timeout or qps, "
+            "or split the work with --shard",
+            settings.timeout,
+        )
+        return EXIT_FAILED
     if report.failed or report.interrupted:
         return EXIT_FAILED
     if detailed and report.pending_rollouts:
@@ -290,10 +307,29 @@ def push(settings: Settings, report: Report) -> None:
             configs_fetched=report.contents_fetched,
             duration_seconds=report.duration,
             success=not report.failed and not report.interrupted,
-            deferred=summary["deferred"],
+            deferred=deferred_by_reason(report),
         )
     except RehashError as exc:
         log.warning("pushing metrics failed: %s", exc)
+
+
+def deferred_by_reason(report: Report) -> dict[str, int]:
+    """Deferred rows by why: the budget, --max-rollouts, min-interval, a stop, or a restart window."""
+    out: dict[str, int] = {}
+    for row in report.rows:
+        if row.action == "deferred":
+            reason = next((label for prefix, label in DEFERRAL_REASONS if prefix in row.reason), "other")
+            out[reason] = out.get(reason, 0) + 1
+    return out
+
+
+DEFERRAL_REASONS = (
+    ("pass budget", "pass budget"),
+    ("pass stopped", "stopped"),
+    ("--max-rollouts", "max-rollouts"),
+    ("min-interval", "min-interval"),
+    ("restart window", "window"),
+)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -103,3 +103,17 @@ def api_error_for(code: int, reason: str, message: str, *, method: str = "", pat
     """Build the typed ApiError subclass that matches an HTTP status code."""
     cls = _BY_CODE.get(code) or (ServerError if code >= 500 else ApiError)
     return cls(code, reason, message, method=method, path=path)
+
+
+class PassCut(RehashError):
+    """A request the pass may no longer start: its time budget is spent, or it was asked to stop.
+
+    Never a failure of the workload concerned: what was not reached is reported `deferred`."""
+
+
+class BudgetExhausted(PassCut):
+    """The pass's time budget (`timeout`) leaves no room for another request of this kind."""
+
+
+class Stopped(PassCut):
+    """The pass was asked to stop (SIGTERM): in-flight requests finish, no new one starts."""

@@ -1,6 +1,7 @@
 """`kube-rehash explain`: why one workload gets the action it gets, in full.
 
-Runs the same survey, hashing and decision code as a pass for one workload, writes nothing, and
+Runs the same reads, hashing and decision code as a pass (`planner.plan_targets`) for one workload,
+writes nothing, and
 shows the references (and which keys), each source's state, the stored and current hash, and the
 decision with its reason.
 """
@@ -9,16 +10,19 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from reconcile.fetch import NamespaceSources
+from reconcile.decide import references_of
+from reconcile.fetch import NamespaceSources, SourceKey
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import Kind
 from reconcile.plan import Action, Decision, decide_early
+from reconcile.planner import plan_targets, read_workload
 from reconcile.refs import DiscoverySettings, Reference, source_ignored
+from reconcile.run import open_stage, rules_for
 from reconcile.settings import Settings
-from reconcile.survey import survey
-from reconcile.targets import Target, read_target
+from reconcile.targets import Target
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,11 @@ class Explanation:
 
 
 def state_of(ref: Reference, sources: NamespaceSources, settings: DiscoverySettings) -> str:
-    meta = sources.found.get((ref.kind, ref.name))
+    key = SourceKey(ref.kind, ref.name)
+    meta = sources.found.get(key)
+    failure = sources.failure(key)
+    if meta is None and failure is not None:
+        return f"unreadable: {failure}"
     if meta is None:
         return "missing (optional: hashed as absent)" if ref.optional else "missing (required)"
     if source_ignored(meta.annotations(), settings):
@@ -88,25 +96,23 @@ def state_of(ref: Reference, sources: NamespaceSources, settings: DiscoverySetti
 def explain_workload(
     settings: Settings, client: KubeClient, kind: Kind, namespace: str, name: str, *, hash_key: bytes | None
 ) -> Explanation:
-    from reconcile.run import evaluate, open_context, references_of
-
-    discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
-    obj = client.get(kind.object_path(namespace, name))
-    target = read_target(obj, kind, discovery)
+    """Read and decide one workload through the pass's own planner entry point; write nothing."""
+    rules = rules_for(settings, hash_key, datetime.now(UTC))
     with ThreadPoolExecutor(max_workers=settings.concurrency) as executor:
-        ctx = open_context(settings, client, executor, hash_key=hash_key)
+        stage = open_stage(settings, client, executor, rules)
+        target = read_workload(stage, kind, namespace, name)
         if not target.discovery.opted_in:
             return Explanation(
                 target, (), Decision(Action.SKIPPED, "not opted in: no kube-rehash annotation")
             )
-        sources = survey(ctx.reader, namespace, [target])
-        decision = decide_early(target) or evaluate(ctx, target, sources)
+        sources = stage.read_sources(namespace, [target], [])
+        decision = decide_early(target) or plan_targets(stage, namespace, [target])[0][1]
         states = tuple(
             SourceState(
                 r.label(),
                 tuple(sorted(r.keys)) if r.keys is not None else None,
-                state_of(r, sources, discovery),
+                state_of(r, sources, rules.discovery),
             )
-            for r in references_of(ctx, target, sources)
+            for r in references_of(target, sources)
         )
     return Explanation(target, states, decision)

@@ -11,19 +11,19 @@ workload recorded, and is dropped as soon as it is hashed: only digests are kept
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, TypeVar
 
-from reconcile.errors import Forbidden, NotFound, RehashError
+from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
 from reconcile.hashing import source_token
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
 from reconcile.refs import DiscoverySettings, is_true
 
 FetchMode = Literal["auto", "list", "get"]
-SourceKey = tuple[str, str]  # (kind, name)
+Selection = frozenset[str] | None  # the keys a reference uses; None: the whole object
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
 HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"
 # Up to this many wanted names of one kind in a namespace, metadata gets by name beat a metadata list:
@@ -37,6 +37,23 @@ GET_THRESHOLD = 40
 CLUSTER_LIST_RATIO = 16
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class SourceKey(NamedTuple):
+    """One ConfigMap or Secret of a namespace; `name` "*" stands for every object of the kind (a list)."""
+
+    kind: str
+    name: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+    @classmethod
+    def whole(cls, kind: str) -> SourceKey:
+        return cls(kind, "*")
 
 
 @dataclass(frozen=True)
@@ -75,24 +92,75 @@ def read_meta(kind: str, obj: Mapping[str, Any], interesting: frozenset[str]) ->
     )
 
 
+@dataclass(frozen=True)
+class Hashed:
+    """A source's sealed content token and the identity of the exact version that was hashed."""
+
+    token: str
+    uid: str
+    resource_version: str
+
+
 @dataclass
 class NamespaceSources:
-    """What one namespace's survey found: existing sources by (kind, name); lists are complete per kind."""
+    """What the pass knows of one namespace's sources: found (with identity), confirmed absent, unreadable
+    (a name, or `SourceKey.whole(kind)` for a failed list), and content digests. A key in none of
+    these was not reached (the budget cut the reads short: `cut`)."""
 
     namespace: str
     found: dict[SourceKey, SourceMeta] = field(default_factory=dict)
     listed: set[str] = field(default_factory=set)
+    """Kinds listed completely: every object of the kind in the namespace is in `found`."""
+    searched: set[str] = field(default_factory=set)
+    """Kinds whose search-mode matches are known: listed, or not searchable (`fetch: get` Secrets)."""
+    absent: set[SourceKey] = field(default_factory=set)
+    broken: dict[SourceKey, RehashError] = field(default_factory=dict)
+    tokens: dict[tuple[SourceKey, Selection], Hashed] = field(default_factory=dict)
+    cut: bool = False
 
     def of_kind(self, kind: str) -> Iterable[SourceMeta]:
-        return (m for (k, _), m in sorted(self.found.items()) if k == kind)
+        return (m for k, m in sorted(self.found.items()) if k.kind == kind)
+
+    def is_absent(self, key: SourceKey) -> bool:
+        return key in self.absent or (key.kind in self.listed and key not in self.found)
+
+    def knows(self, key: SourceKey) -> bool:
+        """Whether the identity of `key` is established (found or absent) or known to be unreadable."""
+        return key in self.found or self.is_absent(key) or self.failure(key) is not None
+
+    def failure(self, key: SourceKey) -> RehashError | None:
+        return self.broken.get(key) or (
+            self.broken.get(SourceKey.whole(key.kind)) if key not in self.found else None
+        )
 
     def merge(self, other: NamespaceSources) -> None:
         self.found.update(other.found)
         self.listed |= other.listed
+        self.searched |= other.searched
+        self.absent |= other.absent - other.found.keys()
+        self.absent -= other.found.keys()
+        self.broken.update(other.broken)
+        self.tokens.update(other.tokens)
+        self.cut |= other.cut
+
+
+def gather(executor: Executor, fn: Callable[[T], R], items: Iterable[T]) -> tuple[list[tuple[T, R]], bool]:
+    """`fn` over `items` in parallel; results of those that ran, and whether the budget cut any short.
+
+    Other errors are the caller's to map per item, so `fn` returns them rather than raising."""
+    futures = [(item, executor.submit(fn, item)) for item in items]
+    done: list[tuple[T, R]] = []
+    cut = False
+    for item, future in futures:
+        try:
+            done.append((item, future.result()))
+        except PassCut:
+            cut = True
+    return done, cut
 
 
 class SourceReader:
-    """Fetches source metadata and content tokens for the pass, counting what it downloads."""
+    """Reads source metadata and content for the pass, counting the contents it downloads."""
 
     def __init__(
         self,
@@ -109,7 +177,6 @@ class SourceReader:
         self.interesting = flag_keys(settings)
         self.hash_key = hash_key
         self.contents_fetched = 0
-        self._tokens: dict[tuple[str, str, str, str, str, frozenset[str] | None], Hashed] = {}
         # Kinds listed cluster-wide for this pass: kind -> namespace -> name -> metadata.
         self._cluster: dict[str, dict[str, dict[str, SourceMeta]]] = {}
 
@@ -129,6 +196,8 @@ class SourceReader:
         for kind, job in jobs.items():
             try:
                 listed = job.result()
+            except PassCut:
+                raise
             except Forbidden as exc:
                 log.warning(
                     "may not list %ss cluster-wide (%s); reading them namespace by namespace "
@@ -162,7 +231,7 @@ class SourceReader:
                 found.setdefault(namespace, {})[meta.name] = meta
         return found
 
-    def plan_kind(self, names: set[str], search: bool) -> Literal["list", "get"]:
+    def plan_kind(self, names: Collection[str], search: bool) -> Literal["list", "get"]:
         if search:
             return "list"
         if self.mode != "auto":
@@ -172,27 +241,45 @@ class SourceReader:
     def survey(
         self, namespace: str, wanted: Mapping[str, set[str]], search_kinds: frozenset[str]
     ) -> NamespaceSources:
-        """Metadata of the wanted sources of one namespace (and, for search mode, of all of a kind)."""
+        """Metadata of the wanted sources of one namespace (and, for search mode, of all of a kind).
+
+        Failures are kept per source (a 403 on one Secret fails only the workloads that need it); a
+        failed list marks its kind unreadable and its wanted names are read one by one instead."""
         result = NamespaceSources(namespace)
         for kind in ("configmap", "secret"):
-            names = wanted.get(kind, set())
+            names = set(wanted.get(kind, set()))
             # Search mode needs a list; least-privilege `get` mode never lists Secrets, so there it
             # covers ConfigMaps only (documented with the fetch setting).
             search = kind in search_kinds and not (self.mode == "get" and kind == "secret")
+            if kind in search_kinds and not search:
+                result.searched.add(kind)
             if not names and not search:
                 continue
             cluster = self._cluster.get(kind)
             if cluster is not None:
-                result.found.update({(kind, n): m for n, m in cluster.get(namespace, {}).items()})
+                result.found.update({SourceKey(kind, n): m for n, m in cluster.get(namespace, {}).items()})
                 result.listed.add(kind)
-                names = {n for n in names if (kind, n) not in result.found} if kind == "secret" else set()
+                result.searched.add(kind)
+                names = self._unlisted(result, kind, names)
             elif self.plan_kind(names, search) == "list":
-                self._list(result, kind, helm_filter=kind == "secret")
-                result.listed.add(kind)
-                # A wanted Helm release Secret is filtered out of the list: confirm such names by get.
-                names = {n for n in names if (kind, n) not in result.found} if kind == "secret" else set()
-            self._get_each(result, kind, names)
+                try:
+                    self._list(result, kind, helm_filter=kind == "secret")
+                    result.listed.add(kind)
+                    result.searched.add(kind)
+                    names = self._unlisted(result, kind, names)
+                except PassCut:
+                    result.cut = True
+                    return result
+                except RehashError as exc:
+                    result.broken[SourceKey.whole(kind)] = exc
+            self._get_each(result, kind, names, content=False)
         return result
+
+    @staticmethod
+    def _unlisted(result: NamespaceSources, kind: str, names: set[str]) -> set[str]:
+        """Wanted names a complete list did not show: only Secrets can hide there (a Helm release is
+        filtered out of the list), so confirm those by name; a missing ConfigMap is absent."""
+        return {n for n in names if SourceKey(kind, n) not in result.found} if kind == "secret" else set()
 
     def _list(self, result: NamespaceSources, kind: str, *, helm_filter: bool) -> None:
         path = RESOURCES[kind].collection_path(result.namespace)
@@ -200,53 +287,104 @@ class SourceReader:
         for item in self.client.list_items(path, field_selector=selector, metadata_only=True):
             meta = read_meta(kind, item, self.interesting)
             if meta is not None:
-                result.found[(kind, meta.name)] = meta
+                result.found[SourceKey(kind, meta.name)] = meta
 
-    def _get_each(self, result: NamespaceSources, kind: str, names: set[str]) -> None:
-        paths = [RESOURCES[kind].object_path(result.namespace, n) for n in sorted(names)]
-        for obj in self.executor.map(self._get_or_none, paths, [True] * len(paths)):
-            meta = read_meta(kind, obj, self.interesting) if obj is not None else None
-            if meta is not None:
-                result.found[(kind, meta.name)] = meta
+    def contents(self, namespace: str, wants: Mapping[SourceKey, Collection[Selection]]) -> NamespaceSources:
+        """The content tokens of the wanted sources for each key selection, with their identity: by name,
+        or with one content list of the namespace where many of a kind are wanted (`plan_kind`). A source
+        is downloaded once however many selections of it are wanted; only digests are kept."""
+        result = NamespaceSources(namespace)
+        by_kind: dict[str, set[str]] = {}
+        for key in wants:
+            by_kind.setdefault(key.kind, set()).add(key.name)
+        for kind, wanted in sorted(by_kind.items()):
+            names = wanted
+            if self.plan_kind(names, False) == "list" and not (self.mode == "get" and kind == "secret"):
+                try:
+                    self._list_contents(result, kind, wants)
+                    names = self._unlisted(result, kind, wanted)
+                except PassCut:
+                    result.cut = True
+                    return result
+                except RehashError as exc:
+                    log.info("listing %ss of %s failed (%s); reading them by name", kind, namespace, exc)
+            self._get_each(result, kind, names, content=True, wants=wants)
+        return result
 
-    def _get_or_none(self, path: str, metadata_only: bool) -> dict[str, Any] | None:
-        try:
-            return self.client.get(path, metadata_only=metadata_only)
-        except NotFound:
-            return None
-
-    def tokens(
-        self, namespace: str, needs: Iterable[tuple[SourceMeta, frozenset[str] | None]]
-    ) -> dict[tuple[str, str, frozenset[str] | None], Hashed | None]:
-        """Content tokens for (source, key selection) pairs, downloading each source at most once.
-
-        Each token comes with the uid and resourceVersion of the content actually hashed. A source
-        deleted since the survey gives None (treated as missing by the caller).
-        """
-        pending: dict[SourceKey, list[frozenset[str] | None]] = {}
-        out: dict[tuple[str, str, frozenset[str] | None], Hashed | None] = {}
-        for meta, keys in needs:
-            cached = self._tokens.get(
-                (namespace, meta.kind, meta.name, meta.uid, meta.resource_version, keys)
-            )
-            if cached is not None:
-                out[(meta.kind, meta.name, keys)] = cached
-            else:
-                pending.setdefault((meta.kind, meta.name), []).append(keys)
-        paths = [RESOURCES[k].object_path(namespace, n) for (k, n) in pending]
-        fetched = self.executor.map(self._get_or_none, paths, [False] * len(paths))
-        for (kind, name), obj in zip(pending, fetched, strict=True):
-            if obj is None:
-                out.update({(kind, name, keys): None for keys in pending[(kind, name)]})
+    def _list_contents(
+        self, result: NamespaceSources, kind: str, wants: Mapping[SourceKey, Collection[Selection]]
+    ) -> None:
+        path = RESOURCES[kind].collection_path(result.namespace)
+        selector = HELM_RELEASE_FILTER if kind == "secret" else None
+        seen: dict[SourceKey, dict[str, Any]] = {}
+        for item in self.client.list_items(path, field_selector=selector):
+            meta = read_meta(kind, item, self.interesting)
+            if meta is None:
                 continue
-            self.contents_fetched += 1
-            metadata = obj.get("metadata") or {}
-            uid, version = str(metadata.get("uid", "")), str(metadata.get("resourceVersion", ""))
-            for keys in pending[(kind, name)]:
-                hashed = Hashed(source_token(kind, obj, keys, self.hash_key), uid, version)
-                out[(kind, name, keys)] = hashed
-                self._tokens[(namespace, kind, name, uid, version, keys)] = hashed
-        return out
+            key = SourceKey(kind, meta.name)
+            result.found[key] = meta
+            if key in wants:
+                seen[key] = item
+        result.listed.add(kind)
+        for key, obj in seen.items():
+            self._hash(result, key, obj, wants[key])
+
+    def _get_each(
+        self,
+        result: NamespaceSources,
+        kind: str,
+        names: Collection[str],
+        *,
+        content: bool,
+        wants: Mapping[SourceKey, Collection[Selection]] | None = None,
+    ) -> None:
+        keys = [SourceKey(kind, n) for n in sorted(names)]
+        resource = RESOURCES[kind]
+
+        def fetch(key: SourceKey) -> dict[str, Any] | RehashError | None:
+            try:
+                return self.client.get(
+                    resource.object_path(result.namespace, key.name), metadata_only=not content
+                )
+            except NotFound:
+                return None
+            except PassCut:
+                raise
+            except RehashError as exc:
+                return exc
+
+        done, cut = gather(self.executor, fetch, keys)
+        result.cut |= cut
+        for key, got in done:
+            if got is None:
+                result.absent.add(key)
+            elif isinstance(got, RehashError):
+                result.broken[key] = got
+            else:
+                meta = read_meta(kind, got, self.interesting)
+                if meta is None:
+                    result.absent.add(key)
+                    continue
+                result.found[key] = meta
+                if content and wants is not None:
+                    self._hash(result, key, got, wants[key])
+
+    def _hash(
+        self,
+        result: NamespaceSources,
+        key: SourceKey,
+        obj: Mapping[str, Any],
+        selections: Collection[Selection],
+    ) -> None:
+        self.contents_fetched += 1
+        meta = result.found[key]
+        try:
+            for keys in selections:
+                result.tokens[(key, keys)] = Hashed(
+                    source_token(key.kind, obj, keys, self.hash_key), meta.uid, meta.resource_version
+                )
+        except RehashError as exc:  # undecodable content fails the workloads that use this source
+            result.broken[key] = exc
 
 
 def _object_count(page: Mapping[str, Any]) -> int | None:
@@ -257,12 +395,3 @@ def _object_count(page: Mapping[str, Any]) -> int | None:
         return items
     remaining = metadata.get("remainingItemCount")
     return items + remaining if isinstance(remaining, int) else None
-
-
-@dataclass(frozen=True)
-class Hashed:
-    """A source's sealed content token and the identity of the exact version that was hashed."""
-
-    token: str
-    uid: str
-    resource_version: str

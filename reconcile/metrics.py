@@ -7,7 +7,9 @@ so a dashboard always shows the latest pass:
 - `kube_rehash_configs_fetched` — ConfigMaps and Secrets read;
 - `kube_rehash_api_requests{verb,code}` — API requests by verb and HTTP status;
 - `kube_rehash_pass_duration_seconds` — wall time of the pass;
-- `kube_rehash_deferred` — rollouts left for later passes (`--max-rollouts`, `min-interval`);
+- `kube_rehash_deferred{reason}` — workloads left for later passes, by why: `pass budget` (the time
+  budget ran out), `max-rollouts`, `min-interval`, `window` (outside a restart window), `stopped`
+  (SIGTERM). A `pass budget` backlog that never drains is the alert (README, Operate: time budget);
 - `kube_rehash_last_success_timestamp_seconds` — when a pass last completed successfully.
 
 Why two HTTP methods: a PUT replaces *every* metric of the group, a POST ("pushadd") replaces only the
@@ -32,6 +34,8 @@ from prometheus_client.exposition import basic_auth_handler, default_handler
 
 from reconcile.errors import RehashError
 
+# Every reason is pushed (0 when none), so an alert on one series never sees it vanish.
+DEFERRAL_REASONS = ("pass budget", "max-rollouts", "min-interval", "window", "stopped")
 _TOTAL_KEY = "workloads"  # the report summary's total, not an action
 _MAX_MESSAGE = 200
 
@@ -58,7 +62,7 @@ def build_registry(
     configs_fetched: int,
     duration_seconds: float,
     success: bool,
-    deferred: int,
+    deferred: Mapping[str, int],
     now: float | None = None,
 ) -> CollectorRegistry:
     """A fresh registry holding one pass's metrics (the last-success gauge only when `success`)."""
@@ -83,9 +87,17 @@ def build_registry(
     Gauge(
         "kube_rehash_pass_duration_seconds", "Wall time of the last pass in seconds.", registry=registry
     ).set(duration_seconds)
-    Gauge(
-        "kube_rehash_deferred", "Rollouts deferred to later passes by the last pass.", registry=registry
-    ).set(deferred)
+    by_reason = Gauge(
+        "kube_rehash_deferred",
+        "Workloads deferred to later passes by the last pass, by reason.",
+        ["reason"],
+        registry=registry,
+    )
+    for reason in DEFERRAL_REASONS:
+        by_reason.labels(reason=reason).set(deferred.get(reason, 0))
+    for reason, count in sorted(deferred.items()):
+        if reason not in DEFERRAL_REASONS:
+            by_reason.labels(reason=reason).set(count)
     if success:
         Gauge(
             "kube_rehash_last_success_timestamp_seconds",
@@ -105,7 +117,7 @@ def push_metrics(
     configs_fetched: int,
     duration_seconds: float,
     success: bool,
-    deferred: int,
+    deferred: Mapping[str, int],
     timeout: float = 5.0,
 ) -> None:
     """Push one pass's metrics to the Pushgateway at `url` under `job` and `grouping`.

@@ -13,7 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from reconcile.hashing import SourceToken, combine, key_fingerprint
-from reconcile.targets import SourceRecord, Target, format_time
+from reconcile.targets import Listed, SourceRecord, Target, format_time
 
 
 class Action(StrEnum):
@@ -57,7 +57,7 @@ def observed_from(
 
 def stamp_generation(target: Target, observed: Observed) -> int | None:
     """The generation to record with a write that leaves the spec as it is (None: nothing to trust)."""
-    return target.generation if observed.complete and target.spec_read else None
+    return target.generation if observed.complete else None
 
 
 @dataclass(frozen=True)
@@ -71,8 +71,9 @@ class Decision:
     observed: Observed | None = None
 
 
-def decide_early(target: Target) -> Decision | None:
-    """Decisions that need no source at all: opted out, operator-owned, suspended."""
+def decide_early(target: Target | Listed) -> Decision | None:
+    """Decisions that need no source at all: opted out, operator-owned, suspended, nothing to patch.
+    A metadata-only `Listed` view answers the first two; the rest need the object's spec."""
     if target.discovery.ignored:
         return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
     if target.owner is not None:
@@ -80,6 +81,8 @@ def decide_early(target: Target) -> Decision | None:
             Action.SKIPPED,
             f"owned by {target.owner}, whose controller would revert the patch; target that resource instead",
         )
+    if isinstance(target, Listed):
+        return None
     if target.suspended:
         return Decision(Action.SKIPPED, f"{target.kind.kind} is suspended")
     if not target.template_present:
@@ -156,20 +159,13 @@ def decide(
             base, action=Action.REFRESH, reason="content unchanged; bookkeeping updated without a rollout"
         )
     stamp = stamp_generation(target, observed)
-    if target.spec_read and (
-        book.generation != stamp or (stamp is not None and book.inputs != target.inputs)
-    ):
+    if book.generation != stamp or (stamp is not None and book.inputs != target.inputs):
         return replace(
             base,
             action=Action.REFRESH,
             reason="content unchanged; bookkeeping updated without a rollout (spec or annotations changed)",
         )
-    if (
-        target.spec_read
-        and target.template_hash is None
-        and target.kind.rolls_pods
-        and book.last_rollout is not None
-    ):
+    if target.template_hash is None and target.kind.rolls_pods and book.last_rollout is not None:
         return replace(
             base, reason="content unchanged (pod template annotation absent, e.g. after a re-apply)"
         )
@@ -187,14 +183,16 @@ def join(*parts: str) -> str:
 
 
 def apply_budget(
-    planned: Sequence[tuple[Target, Decision]], max_rollouts: int | None
+    planned: Sequence[tuple[Target, Decision]], max_rollouts: int | None, *, limit: int | None = None
 ) -> list[tuple[Target, Decision]]:
     """Defer rollouts past `max_rollouts`, in a stable order so later passes finish the queue.
 
-    CronJobs are not counted: changing their job template restarts nothing.
+    CronJobs are not counted: changing their job template restarts nothing. `limit` is the
+    --max-rollouts the reason names when `max_rollouts` is what is left of it in this pass.
     """
     if max_rollouts is None:
         return list(planned)
+    limit = max_rollouts if limit is None else limit
     order = sorted(range(len(planned)), key=lambda i: sort_key(planned[i][0]))
     result = list(planned)
     budget = max_rollouts
@@ -205,7 +203,7 @@ def apply_budget(
         if budget > 0:
             budget -= 1
             continue
-        reason = f"over --max-rollouts {max_rollouts}; rolls in a later pass ({decision.reason})"
+        reason = f"over --max-rollouts {limit}; rolls in a later pass ({decision.reason})"
         result[index] = (target, replace(decision, action=Action.DEFERRED, reason=reason))
     return result
 
@@ -219,3 +217,11 @@ def count_actions(decisions: Iterable[Decision]) -> dict[str, int]:
     for decision in decisions:
         counts[decision.action.value] += 1
     return counts
+
+
+# The reason of every workload a pass's time budget did not reach; the report counts them.
+BUDGET_REASON = "pass budget"
+
+
+def defer_for_budget(detail: str = "not reached before the pass's time budget ran out") -> Decision:
+    return Decision(Action.DEFERRED, f"{BUDGET_REASON}: {detail}; a later pass takes it")

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.plan import Action, Decision
-from reconcile.targets import Target
+from reconcile.plan import BUDGET_REASON, Action, Decision
+from reconcile.targets import Listed, Target
 
 ACTION_ORDER = [a.value for a in Action]
 
@@ -28,7 +28,7 @@ class Row:
     previous: str | None = None
 
     @classmethod
-    def of(cls, target: Target, decision: Decision) -> Row:
+    def of(cls, target: Target | Listed, decision: Decision) -> Row:
         return cls(
             kind=target.kind.kind,
             namespace=target.namespace,
@@ -44,6 +44,15 @@ class Row:
     def scope_failure(cls, kind: str, namespace: str, reason: str) -> Row:
         """A whole scope (a kind in a namespace, or everywhere) that could not be read: name `*`."""
         return cls(kind=kind, namespace=namespace, name="*", action=Action.FAILED.value, reason=reason)
+
+    @classmethod
+    def scope_deferred(cls, kind: str, namespace: str, reason: str) -> Row:
+        """A scope the pass did not reach (its budget ran out, or it was stopped): name `*`."""
+        return cls(kind=kind, namespace=namespace, name="*", action=Action.DEFERRED.value, reason=reason)
+
+    @property
+    def by_budget(self) -> bool:
+        return self.action == Action.DEFERRED.value and self.reason.startswith(BUDGET_REASON)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,16 +74,34 @@ class Report:
     duration: float = 0.0
     contents_fetched: int = 0
     interrupted: bool = False
+    """Stopped by SIGTERM: the rest was not reached."""
+    budget_exhausted: bool = False
+    """The time budget ran out: what it did not reach is deferred with the reason `pass budget`."""
     api: dict[str, Any] = field(default_factory=dict)
 
     def add(self, row: Row) -> None:
         self.rows.append(row)
 
+    def extend(self, rows: list[Row]) -> None:
+        self.rows.extend(rows)
+
+    @property
+    def budget_deferred(self) -> int:
+        return sum(1 for r in self.rows if r.by_budget)
+
+    @property
+    def decided(self) -> int:
+        """Rows the pass got to the end of (not deferred for want of time or a stop)."""
+        return sum(1 for r in self.rows if not r.by_budget and not r.reason.startswith("pass stopped"))
+
     def sorted_rows(self) -> list[Row]:
         return sorted(self.rows, key=lambda r: (r.namespace, r.kind, r.name))
 
     def summary(self) -> dict[str, int]:
-        counts = {"workloads": sum(1 for r in self.rows if r.name != "*")}
+        """Counts derived from the rows alone, so they always add up: `workloads` is the number of rows
+        (a scope that could not be read or was not reached is one row, named `*`), and each row counts
+        once under its action."""
+        counts = {"workloads": len(self.rows)}
         counts.update(dict.fromkeys(ACTION_ORDER, 0))
         for row in self.rows:
             counts[row.action] += 1
@@ -94,6 +121,8 @@ class Report:
             "summary": self.summary(),
             "workloads": [r.to_json() for r in self.sorted_rows()],
             "interrupted": self.interrupted,
+            "budget_exhausted": self.budget_exhausted,
+            "budget_deferred": self.budget_deferred,
             "duration_seconds": round(self.duration, 3),
             "configs_fetched": self.contents_fetched,
             "api": self.api,
@@ -120,5 +149,7 @@ class Report:
         parts = [f"{counts[a]} {a}" for a in ACTION_ORDER if counts[a]]
         mode = " (dry run: nothing written)" if self.dry_run else ""
         cut = " (interrupted: the next pass finishes the rest)" if self.interrupted else ""
+        if self.budget_exhausted and not self.interrupted:
+            cut = f" (time budget spent: {self.budget_deferred} deferred to the next pass)"
         body = ", ".join(parts) if parts else "nothing to do"
         return f"{counts['workloads']} workloads: {body}{mode}{cut} in {self.duration:.2f}s"

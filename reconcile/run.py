@@ -1,286 +1,196 @@
-"""One reconcile pass: list opted-in workloads, read their sources, decide, write, report.
+"""One reconcile pass: list, then batch by batch triage → read → decide → write, under one time budget.
 
-The pass holds only slim `Target` views and content digests, namespace by namespace. A failed list
-fails its scope visibly (a report row with the Status message); a failed workload is reported and
-the pass goes on. Writes stop as soon as the pass is asked to stop or runs out of time budget.
+The pass lists the opted-in workloads metadata-only, triages them (pure), and walks its scope in batches
+(a namespace, or a slice of a large one). For each batch it reads one snapshot, decides every workload
+from it, and writes the decisions before the next batch is read, so every pass leaves durable progress.
+One `Budget` is asked before every request: what it did not reach is `deferred` with the reason `pass
+budget`, and a pass that may not fit its budget starts where a time-derived rotation says, so no
+namespace is starved (docs/performance.md, "Time budget"). A failed list fails its scope visibly; a
+failed workload is reported and the pass goes on.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import threading
 import time
-from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from reconcile.apply import Writer
-from reconcile.errors import RehashError
-from reconcile.fetch import NamespaceSources, SourceMeta, SourceReader
-from reconcile.hashing import ABSENT, key_fingerprint, selection_tag
+from reconcile.budget import Budget
+from reconcile.decide import Rules, decide_batch
+from reconcile.errors import PassCut, RehashError
+from reconcile.fetch import SourceReader
 from reconcile.kube.client import KubeClient
 from reconcile.listing import covers_whole_cluster, list_targets
-from reconcile.plan import (
-    Action,
-    Decision,
-    Observed,
-    apply_budget,
-    decide,
-    decide_early,
-    observed_from,
-    sort_key,
-)
-from reconcile.refs import DiscoverySettings, Reference, source_ignored, source_matches
-from reconcile.report import Report
+from reconcile.plan import Action, Decision, defer_for_budget
+from reconcile.planner import redecide
+from reconcile.read import ReadStage, prefetch_kinds
+from reconcile.refs import DiscoverySettings
+from reconcile.report import Report, Row
 from reconcile.settings import Settings
-from reconcile.survey import needed_labels, survey, survey_safely, wanted_counts
-from reconcile.targets import Annotations, SourceRecord, Target, read_target, records_trusted
-from reconcile.views import confirm_recorded, read_full
+from reconcile.targets import Annotations, Listed
+from reconcile.triage import (
+    Batch,
+    Triage,
+    kinds_to_list_in_full,
+    plan_batches,
+    rotate,
+    rotation_start,
+    triage_listed,
+    wanted_counts,
+)
+from reconcile.write import WriteOptions, Writer
 
 log = logging.getLogger(__name__)
-# Seconds kept in reserve at the end of the time budget, so the report is always printed.
-STOP_MARGIN = 5.0
-# ...but never more than this share of the budget, so a short --timeout still leaves time to write.
-STOP_MARGIN_SHARE = 0.2
+# Requests a workload that needs its spec costs, about (its object, its sources' content, its write):
+# the estimate that decides whether a pass may not fit its budget and must rotate its start.
+REQUESTS_PER_FULL_READ = 4
+# Seconds per request assumed when no rate limit is set (qps 0), for the same estimate.
+UNLIMITED_REQUEST_SECONDS = 0.005
 
 
-@dataclass
-class PassContext:
-    settings: Settings
-    client: KubeClient
-    executor: ThreadPoolExecutor
-    reader: SourceReader
-    discovery: DiscoverySettings
-    keys: Annotations
-    hash_key: bytes | None
-    stop: threading.Event
-    stop_at: float
-    now: datetime
-    report: Report = field(default_factory=Report)
-
-    def stopping(self) -> bool:
-        margin = min(STOP_MARGIN, self.settings.timeout * STOP_MARGIN_SHARE)
-        return self.stop.is_set() or time.monotonic() > self.stop_at - margin
-
-
-def open_context(
-    settings: Settings,
-    client: KubeClient,
-    executor: ThreadPoolExecutor,
-    *,
-    hash_key: bytes | None,
-    stop: threading.Event | None = None,
-    now: datetime | None = None,
-) -> PassContext:
-    """Everything one pass (or one `explain`) shares: settings, client, source reader, clock, budget."""
+def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rules:
     discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
-    ctx = PassContext(
-        settings=settings,
-        client=client,
-        executor=executor,
-        reader=SourceReader(client, executor, mode=settings.fetch, settings=discovery, hash_key=hash_key),
-        discovery=discovery,
-        keys=Annotations(settings.prefix),
-        hash_key=hash_key,
-        stop=stop or threading.Event(),
-        stop_at=time.monotonic() + settings.timeout,
-        now=now or datetime.now(UTC),
+    return Rules(discovery, hash_key, now, first_sight_rollout=settings.first_sight == "rollout")
+
+
+def open_stage(
+    settings: Settings, client: KubeClient, executor: ThreadPoolExecutor, rules: Rules
+) -> ReadStage:
+    reader = SourceReader(
+        client, executor, mode=settings.fetch, settings=rules.discovery, hash_key=rules.hash_key
     )
-    ctx.report.dry_run = settings.dry_run != "none"
-    return ctx
+    return ReadStage(client, executor, reader, rules)
 
 
 def run_pass(
     settings: Settings,
     client: KubeClient,
     *,
+    budget: Budget | None = None,
     hash_key: bytes | None = None,
-    stop: threading.Event | None = None,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    epoch: Callable[[], float] = time.time,
     progress: Callable[[int, int], None] | None = None,
 ) -> Report:
-    """Run one pass and return its report (never raises for per-workload or per-scope failures)."""
-    started = time.monotonic()
+    """Run one pass and return its report (never raises for per-workload or per-scope failures).
+
+    `budget` must be the one the client's gate asks, so that listing, reading and writing share it."""
+    budget = budget or Budget(settings.timeout)
     with ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="rehash") as executor:
-        ctx = open_context(settings, client, executor, hash_key=hash_key, stop=stop, now=now())
-        planned = plan_all(ctx)
-        planned = apply_budget(planned, settings.max_rollouts)
-        Writer(ctx, redecide=lambda t: redecide(ctx, t)).write_all(planned, progress=progress)
-    ctx.report.contents_fetched = ctx.reader.contents_fetched
-    ctx.report.duration = time.monotonic() - started
-    ctx.report.api = client.stats.snapshot()
-    return ctx.report
-
-
-def plan_all(ctx: PassContext) -> list[tuple[Target, Decision]]:
-    by_namespace: dict[str, list[Target]] = defaultdict(list)
-    targets, failures = list_targets(ctx.settings, ctx.client, ctx.discovery)
-    for row in failures:
-        ctx.report.add(row)
-    for target in targets:
-        by_namespace[target.namespace].append(target)
-    if covers_whole_cluster(ctx.settings):
-        ctx.reader.survey_cluster(
-            wanted_counts(by_namespace), set(by_namespace), ctx.settings.exclude_namespaces
+        walk = PassWalk(
+            settings,
+            client,
+            open_stage(settings, client, executor, rules_for(settings, hash_key, now())),
+            budget,
         )
-    planned: list[tuple[Target, Decision]] = []
-    for namespace in sorted(by_namespace):
-        targets = sorted(by_namespace.pop(namespace), key=sort_key)
-        planned.extend(plan_namespace(ctx, namespace, targets))
-    return planned
+        walk.run(epoch(), progress)
+    report = walk.report
+    report.contents_fetched = walk.stage.reader.contents_fetched
+    report.duration = budget.elapsed()
+    report.api = client.stats.snapshot()
+    return report
 
 
-def plan_namespace(ctx: PassContext, namespace: str, listed: list[Target]) -> list[tuple[Target, Decision]]:
-    """Decide every listed workload of one namespace, reading whole objects only where needed."""
-    fingerprint = key_fingerprint(ctx.hash_key)
-    settled: dict[str, tuple[Target, Decision]] = {}
-    trusted: list[Target] = []
-    untrusted: list[Target] = []
-    for target in listed:
-        early = decide_early(target)
-        if early is not None:
-            settled[target.uid] = (target, early)
-        elif records_trusted(target, fingerprint):
-            trusted.append(target)
-        else:
-            untrusted.append(target)
-    full = read_full(ctx.client, ctx.executor, untrusted, ctx.discovery)
-    sources, broken = survey_safely(ctx.reader, namespace, full.targets + trusted)
-    stale: list[Target] = []
-    for target in trusted:
-        decision = confirm_recorded(
-            target, sources, broken, discovery=ctx.discovery, hash_key=ctx.hash_key, now=ctx.now
+class PassWalk:
+    """The batches of one pass, walked in order under the budget."""
+
+    def __init__(self, settings: Settings, client: KubeClient, stage: ReadStage, budget: Budget) -> None:
+        self.settings = settings
+        self.client = client
+        self.stage = stage
+        self.budget = budget
+        self.report = Report(dry_run=settings.dry_run != "none")
+        options = WriteOptions(settings.dry_run, settings.events, settings.max_rollouts, settings.concurrency)
+        self.writer = Writer(
+            client,
+            options,
+            keys=Annotations(settings.prefix),
+            now=stage.rules.now,
+            redecide=lambda target: redecide(stage, target),
         )
-        if decision is None:
-            stale.append(target)
-        else:
-            settled[target.uid] = (target, decision)
-    if stale:  # a recorded source changed: read these in full, and survey what they add
-        more = read_full(ctx.client, ctx.executor, stale, ctx.discovery)
-        extra, extra_broken = survey_safely(ctx.reader, namespace, more.targets, known=sources)
-        sources.merge(extra)
-        broken.update(extra_broken)
-        full.merge(more)
-    settled.update(full.settled)
-    ready = [t for t in full.targets if not any(label in broken for label in needed_labels(t))]
-    prefetch(ctx, namespace, ready, sources)
-    for target in full.targets:
-        early = decide_early(target)
-        if early is None:
-            unreadable = [broken[label] for label in needed_labels(target) if label in broken]
-            if unreadable:
-                reason = f"reading ConfigMaps/Secrets of {namespace} failed: {unreadable[0]}"
-                early = Decision(Action.FAILED, reason)
-            else:
-                early = evaluate(ctx, target, sources)
-        settled[target.uid] = (target, early)
-    return [settled[t.uid] for t in listed if t.uid not in full.gone]
 
+    def run(self, epoch: float, progress: Callable[[int, int], None] | None) -> None:
+        listed, failures = list_targets(self.settings, self.client, self.stage.rules.discovery)
+        self.report.extend(failures)
+        triage = triage_listed(listed, self.stage.rules.fingerprint)
+        self.prepare(listed, triage)
+        batches = plan_batches(listed)
+        start = 0
+        if self.may_not_fit(listed, triage):
+            start = rotation_start(len(batches), epoch, self.settings.timeout)
+            log.info("the pass may not fit its budget: starting at batch %d of %d", start, len(batches))
+        done = 0
+        for batch in rotate(batches, start):
+            self.report.extend(self.walk_batch(batch, triage))
+            done += len(batch.workloads)
+            if progress is not None:
+                progress(done, len(listed))
+        self.report.extend(self.writer.failure_rows())
+        self.report.budget_exhausted = self.budget.exhausted
+        self.report.interrupted = self.budget.stop.is_set()
 
-def references_of(ctx: PassContext, target: Target, sources: NamespaceSources) -> list[Reference]:
-    """Declared references plus, in search mode, every matching source of the namespace."""
-    refs = list(target.discovery.references)
-    if target.discovery.match_annotations:
-        named = {(r.kind, r.name) for r in refs}
-        for kind in sorted(target.discovery.search_kinds):
-            for meta in sources.of_kind(kind):
-                if (kind, meta.name) not in named and source_matches(meta.annotations(), target.discovery):
-                    refs.append(Reference(kind, meta.name, None, True))
-    return refs
+    def prepare(self, listed: Sequence[Listed], triage: Triage) -> None:
+        """Whole-cluster reads that serve many batches: full lists of kinds most of whose workloads need
+        their spec, and cluster-wide source metadata for the workloads confirmable from their records."""
+        try:
+            if not self.settings.namespaces:
+                kinds = kinds_to_list_in_full(listed, triage)
+                wanted = {w.uid: w for w in listed if w.uid in triage.need_spec}
+                excluded = ",".join(
+                    f"metadata.namespace!={n}" for n in sorted(self.settings.exclude_namespaces)
+                )
+                self.stage.prefetched.update(
+                    prefetch_kinds(
+                        self.client, kinds, wanted, self.stage.rules, field_selector=excluded or None
+                    )
+                )
+            if covers_whole_cluster(self.settings):
+                namespaces = {w.namespace for w in listed}
+                self.stage.reader.survey_cluster(
+                    wanted_counts(listed, triage), namespaces, self.settings.exclude_namespaces
+                )
+        except PassCut:
+            log.info("the pass budget ran out while reading the cluster's workloads and sources")
+        except RehashError as exc:  # best effort: the batches read what these could not
+            log.warning("reading the cluster's workloads in full failed (%s); reading them by batch", exc)
 
+    def may_not_fit(self, listed: Sequence[Listed], triage: Triage) -> bool:
+        """An estimate of the requests the batches need against the budget left for reading."""
+        full = sum(1 for w in listed if w.uid in triage.need_spec and w.uid not in self.stage.prefetched)
+        first_sight = sum(1 for w in listed if w.uid in triage.need_spec)
+        recorded = sum(len(w.discovery.references) for w in listed if w.uid in triage.trusted)
+        estimate = full + (REQUESTS_PER_FULL_READ - 1) * first_sight
+        if not covers_whole_cluster(self.settings) or self.settings.fetch != "auto":
+            estimate += recorded
+        qps = self.settings.qps
+        seconds = estimate / qps if qps > 0 else estimate * UNLIMITED_REQUEST_SECONDS
+        return seconds > 0.5 * (self.budget.remaining() - self.budget.reserve)
 
-def evaluate(ctx: PassContext, target: Target, sources: NamespaceSources) -> Decision:
-    """Establish the current hash (reusing recorded tokens where identity is unchanged) and decide."""
-    try:
-        observed = observe(ctx, target, sources)
-    except RehashError as exc:
-        return Decision(Action.FAILED, f"reading sources failed: {exc}")
-    decision = decide(
-        target, observed, now=ctx.now, first_sight_rollout=ctx.settings.first_sight == "rollout"
-    )
-    if target.problems:
-        decision = replace(decision, reason=f"{decision.reason} (note: {'; '.join(target.problems)})")
-    return decision
+    def walk_batch(self, batch: Batch, triage: Triage) -> list[Row]:
+        if not self.budget.may_read():
+            self.budget.exhausted |= not self.budget.stop.is_set()
+            return [Row.of(w, self.unreached(w, triage)) for w in batch.workloads]
+        snapshot, _cut = self.stage.read_batch(batch, triage)
+        decisions = decide_batch(batch.workloads, triage.settled, snapshot, self.stage.rules)
+        if self.budget.stop.is_set():
+            decisions = [(s, self.stopped(d)) for s, d in decisions]
+        return self.writer.write_batch(decisions)
 
+    def unreached(self, workload: Listed, triage: Triage) -> Decision:
+        settled = triage.settled.get(workload.uid)
+        if settled is not None:
+            return settled
+        if self.budget.stop.is_set():
+            return Decision(Action.DEFERRED, "pass stopped (SIGTERM) before reaching it")
+        return defer_for_budget()
 
-Need = tuple[Reference, SourceMeta]
+    @staticmethod
+    def stopped(decision: Decision) -> Decision:
+        if decision.action is Action.DEFERRED:
+            return decision
+        if decision.action in (Action.ROLLOUT, Action.ADOPT, Action.REFRESH):
+            return Decision(Action.DEFERRED, f"pass stopped (SIGTERM) before writing: {decision.reason}")
+        return decision
 
-
-def classify(
-    ctx: PassContext, target: Target, sources: NamespaceSources
-) -> tuple[list[SourceRecord], list[str], list[Need], bool]:
-    """Split a target's sources into reusable records, missing required ones, and those needing
-    content; the flag says whether the records will cover every reference (none ignored, no search)."""
-    book = target.bookkeeping
-    known = {}
-    if book.records is not None and book.key_fingerprint == key_fingerprint(ctx.hash_key):
-        known = {(r.kind, r.name, r.uid, r.resource_version, r.selection): r for r in book.records}
-    records: list[SourceRecord] = []
-    missing: list[str] = []
-    needs: list[Need] = []
-    complete = not target.discovery.match_annotations
-    for ref in references_of(ctx, target, sources):
-        meta = sources.found.get((ref.kind, ref.name))
-        if meta is not None and source_ignored(meta.annotations(), ctx.discovery):
-            complete = False
-            continue
-        selection = selection_tag(ref.keys)
-        if meta is None:
-            note_absent(ref, records, missing)
-            continue
-        reuse = known.get((ref.kind, ref.name, meta.uid, meta.resource_version, selection))
-        if reuse is not None:
-            records.append(reuse)
-        else:
-            needs.append((ref, meta))
-    return records, missing, needs, complete
-
-
-def note_absent(ref: Reference, records: list[SourceRecord], missing: list[str]) -> None:
-    """A source that does not exist: hashed as absent when optional, else a missing requirement."""
-    if ref.optional:
-        records.append(SourceRecord(ref.kind, ref.name, "", "", selection_tag(ref.keys), ABSENT))
-    else:
-        missing.append(f"{ref.kind}/{ref.name}")
-
-
-def prefetch(ctx: PassContext, namespace: str, targets: list[Target], sources: NamespaceSources) -> None:
-    """Hash every changed source of the namespace in one batch, so each is downloaded once even when
-    workloads select different keys of it. A failure here is not lost: each workload then meets it
-    again in `observe` and fails alone."""
-    needs = [(meta, ref.keys) for t in targets for ref, meta in classify(ctx, t, sources)[2]]
-    if needs:
-        with contextlib.suppress(RehashError):
-            ctx.reader.tokens(namespace, needs)
-
-
-def observe(ctx: PassContext, target: Target, sources: NamespaceSources) -> Observed:
-    records, missing, needs, complete = classify(ctx, target, sources)
-    hashed = ctx.reader.tokens(target.namespace, [(meta, ref.keys) for ref, meta in needs])
-    for ref, meta in needs:
-        got = hashed[(meta.kind, meta.name, ref.keys)]
-        if got is None:  # deleted since the survey
-            note_absent(ref, records, missing)
-            continue
-        records.append(
-            SourceRecord(
-                ref.kind, ref.name, got.uid, got.resource_version, selection_tag(ref.keys), got.token
-            )
-        )
-    return observed_from(records, ctx.hash_key, missing=tuple(missing), complete=complete)
-
-
-def redecide(ctx: PassContext, target: Target) -> tuple[Target, Decision]:
-    """After a failed precondition: read the workload again and decide from scratch."""
-    obj = ctx.client.get(target.kind.object_path(target.namespace, target.name))
-    fresh = read_target(obj, target.kind, ctx.discovery)
-    early = (
-        decide_early(fresh) if fresh.discovery.opted_in else Decision(Action.SKIPPED, "no longer opted in")
-    )
-    if early is not None:
-        return fresh, early
-    sources = survey(ctx.reader, fresh.namespace, [fresh])
-    return fresh, evaluate(ctx, fresh, sources)

@@ -118,9 +118,27 @@ class Target:
     """`metadata.generation`: the API server bumps it on every spec change, never on metadata edits."""
     inputs: str = ""
     """Digest of what discovery read besides the pod spec (annotations, kind pointers)."""
-    spec_read: bool = True
-    """False for a view built from metadata alone: references come from the records, and the pod
-    template facts are unknown (such a target can only be confirmed in sync, never written)."""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind.kind}/{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Listed:
+    """What a metadata-only list item (PartialObjectMetadata) really tells: identity, annotations and
+    the tool's bookkeeping, never the pod template. Its references are the recorded sources. Enough to
+    confirm a workload in sync from those records (`records_trusted`); anything else needs a `Target`."""
+
+    kind: Kind
+    namespace: str
+    name: str
+    uid: str
+    discovery: Discovery
+    bookkeeping: Bookkeeping
+    generation: int | None = None
+    inputs: str = ""
+    owner: str | None = None
 
     @property
     def ref(self) -> str:
@@ -267,27 +285,25 @@ def target_inputs(discovery: Discovery, kind: Kind) -> str:
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
-def read_listed(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings) -> Target:
-    """The slim view of a metadata-only list item (PartialObjectMetadata).
-
-    References come from the recorded sources, and the pod template facts are unknown: the view is
-    good for confirming a workload in sync (see `records_trusted`), while anything else needs the
-    full object."""
+def read_listed(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings) -> Listed:
+    """The view of a metadata-only list item: references are the recorded sources."""
     view = read_target({"metadata": obj.get("metadata")}, kind, settings)
     records = view.bookkeeping.records or ()
     recorded = {Reference(r.kind, r.name, None, r.uid == "") for r in records if r.kind in KINDS}
-    return replace(
-        view,
+    return Listed(
+        kind=kind,
+        namespace=view.namespace,
+        name=view.name,
+        uid=view.uid,
         discovery=replace(view.discovery, references=tuple(sorted(recorded))),
-        template_hash=None,
-        annotations_map_present=True,
-        template_metadata_present=True,
-        template_present=True,
-        spec_read=False,
+        bookkeeping=view.bookkeeping,
+        generation=view.generation,
+        inputs=view.inputs,
+        owner=view.owner,
     )
 
 
-def records_trusted(target: Target, key_fingerprint: str) -> bool:
+def records_trusted(target: Listed | Target, key_fingerprint: str) -> bool:
     """Whether the recorded sources are still exactly the workload's references and nothing else
     decides differently: the spec is unchanged since they were recorded (same `metadata.generation`),
     so are the annotations discovery reads, and the hash key. Search mode is never trusted (its

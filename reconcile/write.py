@@ -1,8 +1,10 @@
-"""Carrying out the plan: guarded patches, Events and run-on-change Jobs, with re-decisions on conflict.
+"""Write, the last stage of a pass: guarded patches, Events and run-on-change Jobs, batch by batch.
 
-A failed precondition (422 from a JSON-patch `test`, or 409) means someone changed the workload
-after we read it: read it again and decide again, a bounded number of times, so nobody's change is
-lost and two overlapping passes never roll a workload twice for one change.
+A batch's writes are done before the next batch is read, so every pass leaves durable progress. A
+failed precondition (422 from a JSON-patch `test`, or 409) means someone changed the workload after we
+read it: read it again and decide again through the same planner entry point as the pass, a bounded
+number of times, so nobody's change is lost and two overlapping passes never roll a workload twice for
+one change. A write the budget no longer allows is `deferred`; `--max-rollouts` counts over the pass.
 """
 
 from __future__ import annotations
@@ -11,66 +13,103 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
 
-from reconcile.errors import Conflict, Invalid, RehashError
-from reconcile.kube.client import PatchType
+from reconcile.decide import Subject
+from reconcile.errors import Conflict, Invalid, PassCut, RehashError, Stopped
+from reconcile.kube.client import KubeClient, PatchType
 from reconcile.patches import build_event, build_job, build_patch, events_path, jobs_path
-from reconcile.plan import WRITING_ACTIONS, Action, Decision
+from reconcile.plan import WRITING_ACTIONS, Action, Decision, apply_budget, defer_for_budget
 from reconcile.report import Row
-from reconcile.targets import Target
-
-if TYPE_CHECKING:
-    from reconcile.run import PassContext
+from reconcile.targets import Annotations, Target
 
 log = logging.getLogger(__name__)
 MAX_REDECIDE = 3
 Redecide = Callable[[Target], tuple[Target, Decision]]
 
 
-class Writer:
-    """Applies decisions for one pass; rows go to the pass report."""
+@dataclass(frozen=True)
+class WriteOptions:
+    dry_run: str = "none"
+    """none, client (no write request at all) or server (writes sent with dryRun=All)."""
+    events: bool = True
+    max_rollouts: int | None = None
+    concurrency: int = 4
 
-    def __init__(self, ctx: PassContext, redecide: Redecide) -> None:
-        self.ctx = ctx
+
+class Writer:
+    """Applies one pass's decisions, batch by batch, and counts its rollouts against --max-rollouts."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        options: WriteOptions,
+        *,
+        keys: Annotations,
+        now: datetime,
+        redecide: Redecide,
+    ) -> None:
+        self.client = client
+        self.options = options
+        self.keys = keys
+        self.now = now
         self.redecide = redecide
-        self.server_dry_run = ctx.settings.dry_run == "server"
-        self.client_dry_run = ctx.settings.dry_run == "client"
+        self.server_dry_run = options.dry_run == "server"
+        self.client_dry_run = options.dry_run == "client"
+        self.rollouts = 0
+        self.stopped = False
         self._lock = threading.Lock()
         self.event_failures: dict[str, str] = {}
 
-    def write_all(
-        self, planned: Sequence[tuple[Target, Decision]], progress: Callable[[int, int], None] | None = None
-    ) -> None:
-        total = len(planned)
-        workers = max(1, self.ctx.settings.concurrency)
+    def write_batch(self, planned: Sequence[tuple[Subject, Decision]]) -> list[Row]:
+        """Write one batch's decisions (rollouts past --max-rollouts deferred) and return its rows."""
+        planned = self.limit_rollouts(planned)
+        workers = max(1, self.options.concurrency)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rehash-write") as pool:
-            rows = pool.map(lambda item: self.write_one(*item), planned)
-            for done, row in enumerate(rows, 1):
-                self.ctx.report.add(row)
-                if progress is not None:
-                    progress(done, total)
-        # Events the user relies on but could not get are a failed scope, not a footnote in a log.
-        for namespace, error in sorted(self.event_failures.items()):
-            self.ctx.report.add(Row.scope_failure("Event", namespace, f"recording Events failed: {error}"))
+            return list(pool.map(lambda item: self.write_one(*item), planned))
 
-    def write_one(self, target: Target, decision: Decision) -> Row:
+    def limit_rollouts(self, planned: Sequence[tuple[Subject, Decision]]) -> list[tuple[Subject, Decision]]:
+        limit = self.options.max_rollouts
+        if limit is None:
+            return list(planned)
+        full = [(i, s, d) for i, (s, d) in enumerate(planned) if isinstance(s, Target)]
+        limited = apply_budget([(s, d) for _, s, d in full], max(0, limit - self.rollouts), limit=limit)
+        out = list(planned)
+        for (index, _, _), (target, decision) in zip(full, limited, strict=True):
+            out[index] = (target, decision)
+            if decision.action is Action.ROLLOUT and target.kind.rolls_pods:
+                self.rollouts += 1
+        return out
+
+    def failure_rows(self) -> list[Row]:
+        """Events the user relies on but could not get are a failed scope, not a footnote in a log."""
+        return [
+            Row.scope_failure("Event", namespace, f"recording Events failed: {error}")
+            for namespace, error in sorted(self.event_failures.items())
+        ]
+
+    def write_one(self, target: Subject, decision: Decision) -> Row:
         for attempt in range(MAX_REDECIDE + 1):
-            if decision.action not in WRITING_ACTIONS or self.client_dry_run:
+            if (
+                decision.action not in WRITING_ACTIONS
+                or self.client_dry_run
+                or not isinstance(target, Target)
+            ):
                 return Row.of(target, decision)
-            if self.ctx.stopping():
-                self.ctx.report.interrupted = True
-                reason = f"pass stopped (SIGTERM or --timeout) before writing: {decision.reason}"
-                return Row.of(target, replace(decision, action=Action.DEFERRED, reason=reason))
             try:
                 updated = self.patch(target, decision)
+            except PassCut as exc:
+                return Row.of(target, self.cut(exc, decision))
             except (Conflict, Invalid) as exc:
                 if attempt == MAX_REDECIDE:
                     return self.fail(target, decision, f"the workload kept changing under us: {exc}")
                 log.info("%s changed since it was read (%s); reading it again", target.ref, exc.code)
                 try:
                     target, decision = self.redecide(target)
+                except PassCut as cut:
+                    return Row.of(target, self.cut(cut, decision))
                 except RehashError as again:
                     return self.fail(target, decision, f"re-reading after a conflict failed: {again}")
                 continue
@@ -82,11 +121,24 @@ class Writer:
             return Row.of(target, decision)
         raise AssertionError("unreachable")
 
+    def cut(self, exc: PassCut, decision: Decision) -> Decision:
+        """The decision a write the pass may no longer send becomes: deferred, saying why."""
+        if isinstance(exc, Stopped):
+            self.stopped = True
+            reason = f"pass stopped (SIGTERM) before writing: {decision.reason}"
+            return replace(decision, action=Action.DEFERRED, reason=reason)
+        return replace(
+            defer_for_budget(f"not written before the time budget ran out ({decision.reason})"),
+            config_hash=decision.config_hash,
+            previous=decision.previous,
+            configs=decision.configs,
+        )
+
     def patch(self, target: Target, decision: Decision) -> dict[str, Any]:
         assert decision.observed is not None
-        ops = build_patch(target, decision, decision.observed, now=self.ctx.now, keys=self.ctx.keys)
+        ops = build_patch(target, decision, decision.observed, now=self.now, keys=self.keys)
         path = target.kind.object_path(target.namespace, target.name)
-        return self.ctx.client.patch(path, ops, patch_type=PatchType.JSON, dry_run=self.server_dry_run)
+        return self.client.patch(path, ops, patch_type=PatchType.JSON, dry_run=self.server_dry_run)
 
     def after_write(self, target: Target, decision: Decision, updated: dict[str, Any]) -> str | None:
         """Event and run-on-change Job after a rollout; returns a problem that fails the workload."""
@@ -104,7 +156,11 @@ class Writer:
         if job is None:
             return "rolled out, but the CronJob has no job template to run"
         try:
-            self.ctx.client.create(jobs_path(target.namespace), job, dry_run=self.server_dry_run)
+            self.client.create(jobs_path(target.namespace), job, dry_run=self.server_dry_run)
+        except PassCut:
+            return (
+                "job template updated, but the pass budget ran out before the run-on-change Job was created"
+            )
         except Conflict:
             log.info("job %s already exists (another pass created it)", job["metadata"]["name"])
         except RehashError as exc:
@@ -119,11 +175,13 @@ class Writer:
         return Row.of(target, replace(decision, action=Action.FAILED, reason=reason))
 
     def emit(self, target: Target, reason: str, message: str, *, warning: bool) -> None:
-        if not self.ctx.settings.events or self.client_dry_run:
+        if not self.options.events or self.client_dry_run:
             return
-        event = build_event(target, reason=reason, message=message, warning=warning, now=self.ctx.now)
+        event = build_event(target, reason=reason, message=message, warning=warning, now=self.now)
         try:
-            self.ctx.client.create(events_path(target), event, dry_run=self.server_dry_run)
+            self.client.create(events_path(target), event, dry_run=self.server_dry_run)
+        except PassCut:
+            log.info("no Event on %s: the pass may start no more requests", target.ref)
         except RehashError as exc:
             log.warning("recording an Event on %s failed: %s", target.ref, exc)
             with self._lock:

@@ -85,7 +85,7 @@ def _push(url: str, grouping: dict[str, str], *, success: bool, rollouts: int, c
         configs_fetched=9,
         duration_seconds=1.5,
         success=success,
-        deferred=2,
+        deferred={"pass budget": 1, "max-rollouts": 1},
     )
 
 
@@ -103,7 +103,14 @@ def test_a_successful_pass_pushes_every_metric_with_its_value(gateway: str) -> N
     assert samples[("kube_rehash_api_requests", (("code", "200"), ("verb", "list")))] == 5
     assert samples[("kube_rehash_api_requests", (("code", "200"), ("verb", "patch")))] == 1
     assert samples[("kube_rehash_pass_duration_seconds", ())] == 1.5
-    assert samples[("kube_rehash_deferred", ())] == 2
+    deferred = {labels: v for (name, labels), v in samples.items() if name == "kube_rehash_deferred"}
+    assert deferred == {
+        (("reason", "pass budget"),): 1,
+        (("reason", "max-rollouts"),): 1,
+        (("reason", "min-interval"),): 0,
+        (("reason", "window"),): 0,
+        (("reason", "stopped"),): 0,
+    }
     assert before <= samples[("kube_rehash_last_success_timestamp_seconds", ())] <= time.time()
 
 

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from reconcile.fetch import NamespaceSources, SourceMeta
+from reconcile.decide import Rules, confirm_recorded
+from reconcile.errors import RehashError
+from reconcile.fetch import NamespaceSources, SourceKey, SourceMeta
 from reconcile.hashing import SourceToken, combine
 from reconcile.kube.kinds import CRONJOB, DEPLOYMENT
 from reconcile.patches import build_patch
@@ -18,6 +20,7 @@ from reconcile.plan import Action, Decision, Observed, decide
 from reconcile.refs import DiscoverySettings, Reference, discover
 from reconcile.targets import (
     Annotations,
+    Listed,
     SourceRecord,
     format_records,
     parse_records,
@@ -25,7 +28,6 @@ from reconcile.targets import (
     read_target,
     records_trusted,
 )
-from reconcile.views import confirm_recorded
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 SETTINGS = DiscoverySettings()
@@ -87,7 +89,7 @@ def test_a_malformed_generation_stamp_is_ignored_not_trusted(stamp: Any) -> None
 
 def test_a_listed_view_takes_its_references_from_the_records() -> None:
     view = read_listed(metadata_only(deployment()), DEPLOYMENT, SETTINGS)
-    assert not view.spec_read and view.discovery.opted_in and view.generation == 3
+    assert isinstance(view, Listed) and view.discovery.opted_in and view.generation == 3
     assert view.discovery.references == (
         Reference("configmap", "app", None, False),
         Reference("secret", "extra", None, True),
@@ -133,7 +135,10 @@ def test_annotations_discovery_does_not_read_leave_the_inputs_alone() -> None:
 
 
 def sources(*metas: SourceMeta) -> NamespaceSources:
-    return NamespaceSources("shop", {(m.kind, m.name): m for m in metas})
+    """What a survey found; the recorded optional Secret `extra` is absent unless found."""
+    found = {SourceKey(m.kind, m.name): m for m in metas}
+    absent = {SourceKey("secret", "extra")} - found.keys()
+    return NamespaceSources("shop", found, absent=absent)
 
 
 UNCHANGED = SourceMeta("configmap", "app", "u1", "10")
@@ -143,7 +148,13 @@ def confirm(found: NamespaceSources, unreadable: tuple[str, ...] = (), **book: A
     view = read_listed(metadata_only(deployment()), DEPLOYMENT, SETTINGS)
     if book:
         view = replace(view, bookkeeping=replace(view.bookkeeping, **book))
-    return confirm_recorded(view, found, unreadable, discovery=SETTINGS, hash_key=None, now=NOW)
+    for label in unreadable:
+        kind, name = label.split("/")
+        found.broken[SourceKey(kind, name)] = RehashError(f"{label}: 403 Forbidden")
+        found.absent.discard(SourceKey(kind, name))
+        if name == "*":
+            found.found.pop(SourceKey(kind, "app"), None)
+    return confirm_recorded(view, found, Rules(SETTINGS, None, NOW))
 
 
 def test_unchanged_identities_confirm_the_workload_in_sync() -> None:

@@ -57,6 +57,9 @@ ACCEPT_METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,
 ACCEPT_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
 DEFAULT_FIELD_MANAGER = "kube-rehash"
+# Asked before each request attempt with its verb (get, list, patch, create): raises to refuse it, or
+# returns the clock() time by which the attempt (and any retry) must be over.
+Gate = Callable[[str], float]
 
 
 class PatchType(StrEnum):
@@ -160,14 +163,18 @@ class KubeClient:
         options: ClientOptions = ClientOptions(),
         *,
         stop_at: float | None = None,
+        gate: Gate | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        """`stop_at` is a `clock()` deadline for the whole pass: no retry sleeps past it."""
+        """`stop_at` is a `clock()` deadline for the whole pass: no retry sleeps past it. `gate` is asked
+        before every attempt (the pass's time budget): it raises to refuse the request, or returns the
+        `clock()` time by which the request and its retries must be over."""
         self.options = options
         self.stats = ApiStats()
         self._credentials = credentials
         self._stop_at = stop_at
+        self._gate = gate
         self._clock = clock
         self._sleep = sleep
         self._random = random.Random()
@@ -318,6 +325,8 @@ class KubeClient:
         reauthenticated = False
         while True:
             self._limiter.acquire()
+            if self._gate is not None:
+                deadline = min(deadline, self._gate(verb))
             timeout = min(self.options.request_timeout, max(deadline - self._clock(), 1.0))
             try:
                 response = self._session.request(

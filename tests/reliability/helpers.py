@@ -22,6 +22,7 @@ from typing import Any
 import xxhash
 
 from reconcile.kube.auth import AuthOptions, load_credentials
+from reconcile.budget import Budget
 from reconcile.kube.client import ClientOptions, KubeClient
 from reconcile.report import Report
 from reconcile.run import run_pass
@@ -35,9 +36,11 @@ WORKLOADS = ("deployments", "statefulsets", "daemonsets")
 FAST = ClientOptions(request_timeout=5.0, deadline=20.0, backoff_base=0.01, backoff_max=0.05, pool_size=8)
 
 
-def client_for(kubeconfig: Path, options: ClientOptions = FAST, stop_at: float | None = None) -> KubeClient:
+def client_for(
+    kubeconfig: Path, options: ClientOptions = FAST, stop_at: float | None = None, budget: Budget | None = None
+) -> KubeClient:
     credentials = load_credentials(AuthOptions(str(kubeconfig), None), env={})
-    return KubeClient(credentials, options, stop_at=stop_at)
+    return KubeClient(credentials, options, stop_at=stop_at, gate=budget.admit if budget else None)
 
 
 def in_process_pass(
@@ -54,8 +57,9 @@ def in_process_pass(
     base = settings or Settings(qps=0.0)
     if overrides:
         base = replace(base, **overrides)
-    with client_for(kubeconfig, options) as client:
-        return run_pass(base, client, hash_key=hash_key, stop=stop)
+    budget = Budget(base.timeout, stop=stop or threading.Event())
+    with client_for(kubeconfig, options, budget=budget) as client:
+        return run_pass(base, client, budget=budget, hash_key=hash_key)
 
 
 def actions(report: Report) -> dict[str, str]:

@@ -1,0 +1,38 @@
+"""The one planner entry point for full views: read what they need, then decide.
+
+A pass goes through it batch by batch (via `ReadStage.read_batch`); `explain` and the re-decision after a
+failed write precondition go through `plan_targets` here, so all three decide with the same reads and
+the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reconcile.decide import content_needed, decide_target
+from reconcile.kube.kinds import Kind
+from reconcile.plan import Action, Decision
+from reconcile.read import ReadStage
+from reconcile.targets import Target, read_target
+
+
+def plan_targets(
+    stage: ReadStage, namespace: str, targets: Sequence[Target]
+) -> list[tuple[Target, Decision]]:
+    """Read the sources of these full views of one namespace, then decide each."""
+    sources = stage.read_sources(namespace, targets, [])
+    if not sources.cut:
+        sources.merge(stage.reader.contents(namespace, content_needed(targets, sources, stage.rules)))
+    return [(t, decide_target(t, sources, stage.rules)) for t in targets]
+
+
+def redecide(stage: ReadStage, target: Target) -> tuple[Target, Decision]:
+    """After a failed precondition: read the workload again and decide from scratch."""
+    fresh = read_workload(stage, target.kind, target.namespace, target.name)
+    if not fresh.discovery.opted_in:
+        return fresh, Decision(Action.SKIPPED, "no longer opted in")
+    return plan_targets(stage, fresh.namespace, [fresh])[0]
+
+
+def read_workload(stage: ReadStage, kind: Kind, namespace: str, name: str) -> Target:
+    return read_target(stage.client.get(kind.object_path(namespace, name)), kind, stage.rules.discovery)

@@ -1,0 +1,117 @@
+"""Triage, the first stage of a pass: what each listed workload needs before it can be decided.
+
+Pure. From the metadata-only list alone a workload is either settled (ignored, owned by an operator),
+confirmable (its recorded sources can be trusted: only their metadata is needed), or in need of its
+full object. Triage also cuts the scope into batches (a namespace, or a bounded slice of a large one)
+and chooses where a pass starts, so that passes too short for the whole cluster still reach every
+batch within a bounded number of passes (docs/performance.md, "Time budget").
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from reconcile.kube.kinds import Kind
+from reconcile.plan import Decision, decide_early
+from reconcile.targets import Listed, records_trusted
+
+# Most workloads in one batch: a batch is read, decided and written before the next is read, so this
+# bounds the work a cut budget can leave half done, and the writes waiting for the batch's reads.
+BATCH_SIZE = 50
+# The golden ratio's fractional part: successive slots start at points spread evenly over the cycle.
+GOLDEN = (math.sqrt(5) - 1) / 2
+# A kind whose workloads mostly need their spec (first sight, a mass re-apply) is listed in full once,
+# paged, instead of one GET per workload, when more than this many of them need it.
+FULL_LIST_MIN = 40
+
+
+@dataclass(frozen=True)
+class Triage:
+    """Listed workloads by what they need: nothing more, source metadata, or the whole object."""
+
+    settled: dict[str, Decision]
+    trusted: frozenset[str]
+    need_spec: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Workloads of one namespace, read, decided and written together."""
+
+    namespace: str
+    workloads: tuple[Listed, ...]
+
+
+def triage_listed(listed: Iterable[Listed], key_fingerprint: str) -> Triage:
+    settled: dict[str, Decision] = {}
+    trusted: set[str] = set()
+    need_spec: set[str] = set()
+    for workload in listed:
+        early = decide_early(workload)
+        if early is not None:
+            settled[workload.uid] = early
+        elif records_trusted(workload, key_fingerprint):
+            trusted.add(workload.uid)
+        else:
+            need_spec.add(workload.uid)
+    return Triage(settled, frozenset(trusted), frozenset(need_spec))
+
+
+def sort_key(workload: Listed) -> tuple[str, str, str]:
+    return (workload.namespace, workload.kind.kind, workload.name)
+
+
+def plan_batches(listed: Iterable[Listed], size: int = BATCH_SIZE) -> list[Batch]:
+    """Namespaces in name order, each cut into slices of at most `size` workloads in stable order."""
+    by_namespace: dict[str, list[Listed]] = defaultdict(list)
+    for workload in listed:
+        by_namespace[workload.namespace].append(workload)
+    batches: list[Batch] = []
+    for namespace in sorted(by_namespace):
+        ordered = sorted(by_namespace[namespace], key=sort_key)
+        batches += [Batch(namespace, tuple(ordered[i : i + size])) for i in range(0, len(ordered), size)]
+    return batches
+
+
+def rotation_start(count: int, epoch_seconds: float, slot_seconds: float) -> int:
+    """Where a pass that may not reach every batch starts: the slot is the pass's budget, so passes that
+    run out of budget fall in distinct slots; slot k starts at frac(k * golden ratio) of the cycle, so
+    any run of passes spreads its starts evenly over the batches (see docs/performance.md)."""
+    if count <= 1 or slot_seconds <= 0:
+        return 0
+    slot = int(epoch_seconds // slot_seconds)
+    return int(((slot * GOLDEN) % 1.0) * count) % count
+
+
+def rotate(batches: Sequence[Batch], start: int) -> list[Batch]:
+    return [*batches[start:], *batches[:start]]
+
+
+def kinds_to_list_in_full(listed: Iterable[Listed], triage: Triage) -> list[Kind]:
+    """Kinds most of whose opted-in workloads need their whole object: one paged list beats a GET each."""
+    opted: Counter[str] = Counter()
+    needing: Counter[str] = Counter()
+    kinds: dict[str, Kind] = {}
+    for workload in listed:
+        kinds[workload.kind.plural] = workload.kind
+        opted[workload.kind.plural] += 1
+        if workload.uid in triage.need_spec:
+            needing[workload.kind.plural] += 1
+    return [
+        kinds[plural]
+        for plural in sorted(kinds)
+        if needing[plural] > FULL_LIST_MIN and needing[plural] * 2 > opted[plural]
+    ]
+
+
+def wanted_counts(listed: Iterable[Listed], triage: Triage) -> dict[str, int]:
+    """Recorded sources per kind of the workloads that may be confirmed from source metadata."""
+    names: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for workload in listed:
+        if workload.uid in triage.trusted:
+            for ref in workload.discovery.references:
+                names[ref.kind].add((workload.namespace, ref.name))
+    return {kind: len(found) for kind, found in names.items()}
