@@ -43,6 +43,22 @@ unit: $(VENV)/.installed-test debian-deps
 
 test: lint typecheck unit
 
+# The real Kubernetes control plane tests/real runs against (versions pinned in tests/cluster/go.mod; needs Go).
+# Cached in .cache/control-plane/<version>/: a no-op when already built.
+.PHONY: control-plane cluster quick
+control-plane:
+	@bash scripts/build-control-plane.sh
+
+unit: control-plane
+
+# That control plane for people (kubeconfig in .cache/cluster/kubeconfig), until Ctrl-C.
+cluster: $(VENV)/.installed-test control-plane
+	@$(BIN)/python -m tests.cluster
+
+# Fast inner loop: the tests `unit` runs, without tests/real (no Go build, no control plane).
+quick: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m "not chaos" --ignore=tests/real
+
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --chart docs/performance.png --out benchmarks/results.json
 

@@ -1,0 +1,626 @@
+"""Start and stop a real Kubernetes control plane on loopback, for tests/real and `make cluster`.
+
+Why: the simulator is our own reading of the API; the real kube-apiserver (RBAC, admission, audit), the real
+controllers (rolling updates, ControllerRevisions, Jobs) and kwok's fake nodes show what actually happens in a
+cluster. The binaries come from scripts/build-control-plane.sh (pinned in tests/cluster/go.mod); this module
+only runs them: etcd with a temp data dir, kube-apiserver with generated certificates, a static token file,
+service account signing keys and an audit log, kube-controller-manager and kube-scheduler without leader
+election, and kwok managing a few fake Nodes so pods are scheduled and become Ready. Every port is picked at
+random, every process runs in its own process group and is killed on exit (context manager, atexit, and the
+kernel's parent-death signal), and the temp dir is removed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import datetime
+import ipaddress
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import NameOID
+
+REPO = Path(__file__).resolve().parents[2]
+GO_MOD = REPO / "tests" / "cluster" / "go.mod"
+CACHE = REPO / ".cache" / "control-plane"
+BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+KWOK_STAGES = "kwok-stages.yaml"
+# Users of the static token file besides the components: tests bind them to roles through RBAC.
+TEST_USERS = tuple(f"rehash-user-{i}" for i in range(4))
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+CONTROLLERS = (
+    "deployment-controller",
+    "replicaset-controller",
+    "statefulset-controller",
+    "daemonset-controller",
+    "job-controller",
+    "cronjob-controller",
+    "garbage-collector-controller",
+    "namespace-controller",
+    "serviceaccount-controller",
+    # Lifts the not-ready taint admission puts on every new Node once kwok reports it Ready.
+    "node-lifecycle-controller",
+)
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+# One event per request, when it completes (watches also log when they start).
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+"""
+
+
+class ControlPlaneError(RuntimeError):
+    """The control plane could not be started (missing binaries, a component exited, a readiness timeout)."""
+
+
+# -- binaries ------------------------------------------------------------------------------------------------
+
+
+def pinned_version() -> str:
+    """The k8s.io/kubernetes release tests/cluster/go.mod pins (the cache directory's name)."""
+    match = re.search(r"^\s*k8s\.io/kubernetes\s+(v\S+)", GO_MOD.read_text(), re.M)
+    if not match:
+        raise ControlPlaneError(f"{GO_MOD} does not pin k8s.io/kubernetes")
+    return match[1]
+
+
+def binary_dir() -> Path:
+    """Where the built binaries are: $KUBE_REHASH_CONTROL_PLANE_DIR, else .cache/control-plane/<version>."""
+    override = os.environ.get("KUBE_REHASH_CONTROL_PLANE_DIR")
+    return Path(override) if override else CACHE / pinned_version()
+
+
+def missing_binaries(directory: Path | None = None) -> list[str]:
+    """The files `make control-plane` should have produced and did not (empty when all are there)."""
+    directory = directory or binary_dir()
+    wanted = [*BINARIES, KWOK_STAGES]
+    return [name for name in wanted if not (directory / name).is_file()]
+
+
+# -- processes -----------------------------------------------------------------------------------------------
+
+_LIVE: set[subprocess.Popen[bytes]] = set()
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: the kernel SIGKILLs it when the parent dies (even by SIGKILL); Linux."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+    """SIGTERM the process group, SIGKILL it after `grace` seconds."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    with contextlib.suppress(ProcessLookupError):  # stray children of the group, if any
+        os.killpg(proc.pid, signal.SIGKILL)
+    _LIVE.discard(proc)
+
+
+@atexit.register
+def _stop_all() -> None:
+    for proc in list(_LIVE):
+        _stop(proc, grace=2.0)
+
+
+@dataclass
+class Component:
+    """One running binary and its log file."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def check(self) -> None:
+        """Raise with the end of the log when the process has exited."""
+        if self.proc.poll() is not None:
+            raise ControlPlaneError(f"{self.name} exited with {self.proc.returncode}:\n{self.tail()}")
+
+    def tail(self, lines: int = 40) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def free_port() -> int:
+    """A port the kernel has just handed out on 127.0.0.1 (never a fixed one)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(what: str, probe: Callable[[], bool], timeout: float, components: list[Component]) -> None:
+    """Poll `probe` until it is true; fail early, with its log, when a component has exited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for component in components:
+            component.check()
+        with contextlib.suppress(OSError, ValueError):
+            if probe():
+                return
+        if time.monotonic() > deadline:
+            logs = "\n".join(f"--- {c.name}:\n{c.tail(15)}" for c in components)
+            raise ControlPlaneError(f"timed out after {timeout:.0f} s waiting for {what}\n{logs}")
+        time.sleep(0.2)
+
+
+# -- certificates and keys -----------------------------------------------------------------------------------
+
+
+def _pem_key(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+def write_pki(directory: Path) -> dict[str, Path]:
+    """A CA, the apiserver's serving certificate (loopback and in-cluster names), service-account keys."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-rehash test CA")])
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=7))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    names: list[x509.GeneralName] = [
+        x509.DNSName(n)
+        for n in (
+            "localhost",
+            "kubernetes",
+            "kubernetes.default",
+            "kubernetes.default.svc",
+            "kubernetes.default.svc.cluster.local",
+        )
+    ]
+    names += [x509.IPAddress(ipaddress.ip_address(a)) for a in ("127.0.0.1", "10.0.0.1")]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=7))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    files = {
+        "ca": directory / "ca.crt",
+        "cert": directory / "apiserver.crt",
+        "key": directory / "apiserver.key",
+        "sa-key": directory / "sa.key",
+        "sa-pub": directory / "sa.pub",
+    }
+    files["ca"].write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+    files["cert"].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    files["key"].write_bytes(_pem_key(key))
+    files["sa-key"].write_bytes(_pem_key(sa_key))
+    files["sa-pub"].write_bytes(
+        sa_key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    for name in ("key", "sa-key"):
+        files[name].chmod(0o600)
+    return files
+
+
+# -- kubeconfig and audit ------------------------------------------------------------------------------------
+
+
+def write_kubeconfig(path: Path, server: str, ca: Path, token: str, user: str = "user") -> Path:
+    """A kubeconfig (JSON, which is YAML) with one cluster, one token user and a current context."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "kube-rehash-test", "cluster": {"server": server, "certificate-authority": str(ca)}}
+        ],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": user, "context": {"cluster": "kube-rehash-test", "user": user}}],
+        "current-context": user,
+    }
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    path.chmod(0o600)
+    return path
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One completed request from the apiserver's audit log."""
+
+    verb: str
+    uri: str
+    user: str
+    code: int
+    resource: str = ""
+    namespace: str = ""
+    name: str = ""
+
+    @property
+    def is_write(self) -> bool:
+        return self.verb in ("create", "update", "patch", "delete", "deletecollection")
+
+
+def parse_audit(lines: list[str]) -> list[AuditEntry]:
+    """Completed requests (stage ResponseComplete or Panic) of the JSON-lines audit log, in log order."""
+    entries = []
+    for line in lines:
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        if event.get("stage") not in ("ResponseComplete", "Panic"):
+            continue
+        ref = event.get("objectRef") or {}
+        entries.append(
+            AuditEntry(
+                verb=event.get("verb", ""),
+                uri=event.get("requestURI", ""),
+                user=(event.get("user") or {}).get("username", ""),
+                code=int((event.get("responseStatus") or {}).get("code", 0)),
+                resource=ref.get("resource", ""),
+                namespace=ref.get("namespace", ""),
+                name=ref.get("name", ""),
+            )
+        )
+    return entries
+
+
+# -- the running control plane -------------------------------------------------------------------------------
+
+
+@dataclass
+class ControlPlane:
+    """A running control plane: where it listens, how to authenticate, and its audit log."""
+
+    server: str
+    ca: Path
+    kubeconfig: Path
+    audit_log: Path
+    workdir: Path
+    tokens: dict[str, str]  # static token file: user -> token (admin and TEST_USERS)
+    components: list[Component] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+
+    # HTTP
+    # -----------------------------------------------------------------------------------------------------
+
+    def _context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca))
+
+    def request(
+        self, method: str, path: str, body: Any = None, *, token: str | None = None, content_type: str = ""
+    ) -> tuple[int, Any]:
+        """One API request (admin unless `token`); returns (status code, decoded JSON body or text)."""
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {token or self.tokens['admin']}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = content_type or "application/json"
+        req = urllib.request.Request(self.server + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, context=self._context(), timeout=30) as resp:
+                status, raw = resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            status, raw = exc.code, exc.read()
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, raw.decode(errors="replace")
+
+    def api(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
+        """`request` that insists on a 2xx answer."""
+        status, answer = self.request(method, path, body, **kw)
+        if not 200 <= status < 300:
+            raise ControlPlaneError(f"{method} {path}: {status} {answer}")
+        return answer
+
+    def version(self) -> dict[str, Any]:
+        """The server's /version document (gitVersion, goVersion, ...)."""
+        answer: dict[str, Any] = self.api("GET", "/version")
+        return answer
+
+    def kubeconfig_for(self, user: str, path: Path) -> Path:
+        """A kubeconfig authenticating as one of the static-token users (TEST_USERS, or admin)."""
+        return write_kubeconfig(path, self.server, self.ca, self.tokens[user], user)
+
+    def kubeconfig_with_token(self, token: str, path: Path, user: str = "token-user") -> Path:
+        """A kubeconfig for any bearer token (e.g. a service account's, from the TokenRequest API)."""
+        return write_kubeconfig(path, self.server, self.ca, token, user)
+
+    # audit
+    # ----------------------------------------------------------------------------------------------------
+
+    def audit_mark(self) -> int:
+        """A position in the audit log: pass it to `audit(since=...)` to see only what came after."""
+        self.sync_audit()
+        return len(self.audit_log.read_text().splitlines()) if self.audit_log.exists() else 0
+
+    def sync_audit(self, timeout: float = 10.0) -> None:
+        """Wait until requests answered so far are in the audit log (a marker request of ours is logged)."""
+        marker = secrets.token_hex(8)
+        self.request("GET", f"/api/v1/namespaces/default?audit-marker={marker}")
+        deadline = time.monotonic() + timeout
+        while marker not in self.audit_log.read_text():
+            if time.monotonic() > deadline:
+                raise ControlPlaneError("the audit log did not record a request within 10 s")
+            time.sleep(0.05)
+
+    def audit(self, since: int = 0, user: str | None = None) -> list[AuditEntry]:
+        """Completed requests logged after position `since`, optionally only those of one user."""
+        self.sync_audit()
+        entries = parse_audit(self.audit_log.read_text().splitlines()[since:])
+        return [e for e in entries if user is None or e.user == user]
+
+
+def _spawn(name: str, argv: list[str], workdir: Path, components: list[Component]) -> Component:
+    log = workdir / f"{name}.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen(  # its own process group, killed as a whole on stop
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 (a single prctl call, before exec)
+        )
+    _LIVE.add(proc)
+    component = Component(name, proc, log)
+    components.append(component)
+    return component
+
+
+def _get_ok(url: str, context: ssl.SSLContext | None = None, token: str | None = None) -> bool:
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(req, context=context, timeout=5) as resp:
+            return bool(resp.status == 200)
+    except urllib.error.HTTPError:
+        return False
+
+
+def _node(name: str) -> dict[str, Any]:
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {**labels, "type": "kwok"},
+            "annotations": {KWOK_NODE_ANNOTATION: "fake"},
+        },
+    }
+
+
+def _node_ready(cp: ControlPlane, name: str) -> bool:
+    """Ready (kwok's node stages) and schedulable (no taint left: the node lifecycle controller lifted them)."""
+    status, node = cp.request("GET", f"/api/v1/nodes/{name}")
+    if status != 200:
+        return False
+    conditions = node.get("status", {}).get("conditions", [])
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    return ready and not node.get("spec", {}).get("taints")
+
+
+@contextlib.contextmanager
+def control_plane(
+    binaries: Path | None = None, *, nodes: int = 3, keep_workdir: bool = False, timeout: float = 90.0
+) -> Iterator[ControlPlane]:
+    """Start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok with `nodes` fake Nodes.
+
+    Yields when the apiserver is ready, the controllers run (the `default` ServiceAccount exists) and every
+    Node is Ready. Everything is stopped, and the temp dir removed (unless `keep_workdir`), on exit.
+    """
+    bin_dir = binaries or binary_dir()
+    if missing := missing_binaries(bin_dir):
+        raise ControlPlaneError(f"missing in {bin_dir}: {', '.join(missing)} (run `make control-plane`)")
+    workdir = Path(tempfile.mkdtemp(prefix="kube-rehash-cp-"))
+    components: list[Component] = []
+    try:
+        yield _start(bin_dir, workdir, components, nodes, timeout)
+    finally:
+        for component in reversed(components):  # kwok first, etcd last
+            _stop(component.proc)
+        if not keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _start(
+    bin_dir: Path, workdir: Path, components: list[Component], nodes: int, timeout: float
+) -> ControlPlane:
+    pki = write_pki(workdir)
+    users = {
+        "admin": "system:masters",
+        "system:kube-controller-manager": "system:masters",
+        "system:kube-scheduler": "system:masters",
+        "kwok": "system:masters",
+        **dict.fromkeys(TEST_USERS, ""),
+    }
+    tokens = {user: secrets.token_urlsafe(24) for user in users}
+    token_file = workdir / "tokens.csv"
+    token_file.write_text(
+        "".join(f'{tokens[u]},{u},uid-{i},"{groups}"\n' for i, (u, groups) in enumerate(users.items()))
+    )
+    token_file.chmod(0o600)
+    (workdir / "audit-policy.yaml").write_text(AUDIT_POLICY)
+
+    etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
+    etcd_url, peer_url = f"http://127.0.0.1:{etcd_port}", f"http://127.0.0.1:{peer_port}"
+    _spawn(
+        "etcd",
+        [
+            str(bin_dir / "etcd"),
+            "--name=default",
+            f"--data-dir={workdir / 'etcd'}",
+            f"--listen-client-urls={etcd_url}",
+            f"--advertise-client-urls={etcd_url}",
+            f"--listen-peer-urls={peer_url}",
+            f"--initial-advertise-peer-urls={peer_url}",
+            f"--initial-cluster=default={peer_url}",
+            "--unsafe-no-fsync",
+            "--log-level=warn",
+        ],
+        workdir,
+        components,
+    )
+    wait_for("etcd /health", lambda: _get_ok(f"{etcd_url}/health"), timeout, components)
+
+    server = f"https://127.0.0.1:{api_port}"
+    audit_log = workdir / "audit.log"
+    _spawn(
+        "kube-apiserver",
+        [
+            str(bin_dir / "kube-apiserver"),
+            f"--etcd-servers={etcd_url}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            "--endpoint-reconciler-type=none",  # loopback cannot be a Service endpoint; nothing needs one
+            f"--secure-port={api_port}",
+            f"--cert-dir={workdir / 'apiserver-certs'}",
+            f"--tls-cert-file={pki['cert']}",
+            f"--tls-private-key-file={pki['key']}",
+            f"--client-ca-file={pki['ca']}",
+            f"--token-auth-file={token_file}",
+            "--authorization-mode=Node,RBAC",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={pki['sa-pub']}",
+            f"--service-account-signing-key-file={pki['sa-key']}",
+            f"--audit-policy-file={workdir / 'audit-policy.yaml'}",
+            f"--audit-log-path={audit_log}",
+            "--audit-log-mode=blocking",
+            "--allow-privileged=true",
+            "--profiling=false",
+            "--v=0",
+        ],
+        workdir,
+        components,
+    )
+    cp = ControlPlane(server, pki["ca"], workdir / "kubeconfig", audit_log, workdir, tokens, components)
+    context = ssl.create_default_context(cafile=str(pki["ca"]))
+    wait_for(
+        "kube-apiserver /readyz",
+        lambda: _get_ok(f"{server}/readyz", context, tokens["admin"]),
+        timeout,
+        components,
+    )
+    write_kubeconfig(cp.kubeconfig, server, pki["ca"], tokens["admin"], "admin")
+
+    def kubeconfig(user: str) -> str:
+        return str(
+            write_kubeconfig(
+                workdir / f"{user.rsplit(':', maxsplit=1)[-1]}.kubeconfig",
+                server,
+                pki["ca"],
+                tokens[user],
+                user,
+            )
+        )
+
+    _spawn(
+        "kube-controller-manager",
+        [
+            str(bin_dir / "kube-controller-manager"),
+            f"--kubeconfig={kubeconfig('system:kube-controller-manager')}",
+            f"--controllers={','.join(CONTROLLERS)}",
+            "--leader-elect=false",
+            "--secure-port=0",
+            "--concurrent-deployment-syncs=10",
+            "--v=0",
+        ],
+        workdir,
+        components,
+    )
+    _spawn(
+        "kube-scheduler",
+        [
+            str(bin_dir / "kube-scheduler"),
+            f"--kubeconfig={kubeconfig('system:kube-scheduler')}",
+            "--leader-elect=false",
+            "--secure-port=0",
+            "--v=0",
+        ],
+        workdir,
+        components,
+    )
+    _spawn(
+        "kwok",
+        [
+            str(bin_dir / "kwok"),
+            f"--kubeconfig={kubeconfig('kwok')}",
+            f"--config={bin_dir / KWOK_STAGES}",
+            "--manage-all-nodes=false",
+            f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake",
+            "--node-lease-duration-seconds=40",
+        ],
+        workdir,
+        components,
+    )
+    for i in range(nodes):
+        cp.api("POST", "/api/v1/nodes", _node(f"kwok-node-{i}"))
+        cp.nodes.append(f"kwok-node-{i}")
+    wait_for(
+        "the kwok Nodes to be Ready and untainted",
+        lambda: all(_node_ready(cp, n) for n in cp.nodes),
+        timeout,
+        components,
+    )
+    wait_for(
+        "the default ServiceAccount (kube-controller-manager running)",
+        lambda: cp.request("GET", "/api/v1/namespaces/default/serviceaccounts/default")[0] == 200,
+        timeout,
+        components,
+    )
+    return cp
