@@ -445,7 +445,7 @@ def _node(name: str) -> dict[str, Any]:
 
 
 def _node_ready(cp: ControlPlane, name: str) -> bool:
-    """Ready (kwok's node stages) and schedulable (no taint left: the node lifecycle controller lifted them)."""
+    """Ready (kwok's node stages) and schedulable (the node lifecycle controller lifted every taint)."""
     status, node = cp.request("GET", f"/api/v1/nodes/{name}")
     if status != 200:
         return False

@@ -1,0 +1,228 @@
+"""RBAC for real: the shipped overlays (cronjob/cluster, cronjob/namespaced) grant exactly what a pass needs.
+
+Why: tests/test_rbac_proof.py reasons about the rules; here the real kube-apiserver enforces them. Each
+overlay is applied with the real `kubectl apply -k`, full passes (adoption, rollouts, Events, a run-on-change
+Job) run with the service account's own token and the audit log shows no 403; then every rule of the role,
+removed alone, makes a pass fail visibly (exit 1 and a failed row), so no rule is dead weight.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.cluster.controlplane import REPO, ControlPlane
+from tests.real.conftest import (
+    PREFIX,
+    Kube,
+    Result,
+    configmap,
+    cronjob,
+    pod_spec,
+    secret,
+    wait_until,
+    workload,
+)
+
+SA_USER = "system:serviceaccount:kube-rehash:kube-rehash"
+SA_GROUPS = ["system:serviceaccounts", "system:serviceaccounts:kube-rehash", "system:authenticated"]
+TEAMS = ("team-a", "team-b")
+
+
+def _namespace_gone(cp: ControlPlane, name: str) -> bool:
+    return cp.request("GET", f"/api/v1/namespaces/{name}")[0] == 404
+
+
+def _no_terminating_namespaces(cp: ControlPlane) -> bool:
+    items = cp.api("GET", "/api/v1/namespaces")["items"]
+    return all(ns.get("status", {}).get("phase") != "Terminating" for ns in items)
+
+
+@dataclass
+class Install:
+    """One overlay applied: its role, the pass its CronJob runs, the service account's kubeconfig."""
+
+    overlay: str
+    kube: Kube
+    role_path: str  # API path of the (Cluster)Role whose rules are under test
+    role: dict[str, Any]
+    args: list[str]  # the CronJob container's args, with --config pointing at a local copy of its config
+    kubeconfig: Path
+    round: int = 0
+
+    @property
+    def cp(self) -> ControlPlane:
+        return self.kube.cp
+
+    def seed(self) -> None:
+        """In each team namespace: sources and workloads using them, covering every rule of the role."""
+        for ns in TEAMS:
+            team = Kube(self.cp, ns, self.kube.tmp)
+            team.apply(
+                configmap("app-config", {"round": "0"}),
+                secret("app-secret", {"token": "round-0"}),
+                workload(
+                    "Deployment",
+                    "app",
+                    pod_spec(configmaps=("app-config",), secrets_=("app-secret",)),
+                    replicas=1,
+                ),
+                cronjob("nightly", pod_spec(configmaps=("app-config",)), {f"{PREFIX}/run-on-change": "true"}),
+            )
+
+    def change_sources(self) -> None:
+        """New content in every source: the next pass rolls, records Events and creates run-on-change Jobs."""
+        self.round += 1
+        for ns in TEAMS:
+            team = Kube(self.cp, ns, self.kube.tmp)
+            team.apply(configmap("app-config", {"round": str(self.round)}))
+            team.apply(secret("app-secret", {"token": f"round-{self.round}"}))
+
+    def rehash(self, *extra: str) -> Result:
+        """The CronJob's own pass, with the service account's token."""
+        return self.kube.rehash(*self.args, *extra, kubeconfig=self.kubeconfig, scoped=False)
+
+    def set_rules(self, rules: list[dict[str, Any]]) -> None:
+        role = copy.deepcopy(self.role)
+        role["rules"] = rules
+        for key in ("resourceVersion", "managedFields", "uid", "creationTimestamp"):
+            role["metadata"].pop(key, None)
+        self.cp.api("PUT", self.role_path, role)
+
+    def allowed(self, rule: dict[str, Any]) -> bool:
+        """Whether the apiserver's authorizer grants the service account the rule's first permission."""
+        attributes = {
+            "verb": rule["verbs"][0],
+            "group": rule["apiGroups"][0],
+            "resource": rule["resources"][0],
+            "namespace": "" if rule["resources"][0] == "namespaces" else TEAMS[0],
+        }
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {"user": SA_USER, "groups": SA_GROUPS, "resourceAttributes": attributes},
+        }
+        answer = self.cp.api("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
+        return bool(answer["status"].get("allowed"))
+
+    def denied(self, rule: dict[str, Any]) -> bool:
+        return not self.allowed(rule)
+
+
+def _apply_overlay(kube: Kube, overlay: str, tmp: Path) -> Install:
+    cp = kube.cp
+    for ns in ("kube-rehash", *TEAMS):
+        cp.api(
+            "POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+        )
+    kube.kubectl("apply", "-k", str(REPO / "cronjob" / overlay))
+    # Our passes run here, on demand; the CronJob's own schedule must not start pods meanwhile.
+    kube.kubectl("patch", "cronjob/kube-rehash", "-n", "kube-rehash", "-p", '{"spec":{"suspend":true}}')
+
+    job = cp.api("GET", "/apis/batch/v1/namespaces/kube-rehash/cronjobs/kube-rehash")
+    pod = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    config_map = next(v["configMap"]["name"] for v in pod["volumes"] if v["name"] == "config")
+    config = yaml.safe_load(
+        cp.api("GET", f"/api/v1/namespaces/kube-rehash/configmaps/{config_map}")["data"]["config.yaml"]
+    )
+    key = tmp / "hash-key"
+    key.write_text(secrets.token_hex(32))
+    config["hashKeyFile"] = str(key)  # the Secret the pod would mount
+    local_config = tmp / "config.yaml"
+    local_config.write_text(yaml.safe_dump(config))
+    args = list(container["args"])
+    assert args[0] == "run"
+    args = args[1:]
+    args[args.index("--config") + 1] = str(local_config)
+
+    token = kube.kubectl("create", "token", "kube-rehash", "-n", "kube-rehash", "--duration=1h").strip()
+    kubeconfig = cp.kubeconfig_with_token(token, tmp / "sa.kubeconfig", user="kube-rehash")
+    if overlay == "cluster":
+        role_path = "/apis/rbac.authorization.k8s.io/v1/clusterroles/kube-rehash"
+    else:
+        role_path = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{TEAMS[0]}/roles/kube-rehash"
+    return Install(overlay, kube, role_path, cp.api("GET", role_path), args, kubeconfig)
+
+
+@pytest.fixture(params=["cluster", "namespaced"])
+def install(request: pytest.FixtureRequest, kube: Kube, tmp_path: Path) -> Iterator[Install]:
+    cp = kube.cp
+    # A cluster-wide pass sees every namespace: let the other tests' namespaces finish terminating first.
+    wait_until("other tests' namespaces to be deleted", lambda: _no_terminating_namespaces(cp), 180)
+    installed = _apply_overlay(kube, request.param, tmp_path)
+    try:
+        yield installed
+    finally:
+        kube.kubectl(
+            "delete", "-k", str(REPO / "cronjob" / request.param), "--ignore-not-found", "--wait=false"
+        )
+        for ns in ("kube-rehash", *TEAMS):
+            cp.request("DELETE", f"/api/v1/namespaces/{ns}")
+        for ns in ("kube-rehash", *TEAMS):
+            wait_until(f"namespace {ns} to be deleted", functools.partial(_namespace_gone, cp, ns), 180)
+
+
+def _pass_args(rule: dict[str, Any]) -> tuple[str, ...]:
+    """Only a sharded pass lists namespaces (shards spread them): run one for that rule."""
+    return ("--shard", "0/2") if "namespaces" in rule["resources"] else ()
+
+
+def test_overlay_grants_every_permission_a_pass_uses_and_no_rule_is_superfluous(install: Install) -> None:
+    cp = install.cp
+    install.seed()
+    mark = cp.audit_mark()
+
+    adopted = install.rehash()
+    assert adopted.code == 0, adopted.stdout + adopted.stderr
+    assert adopted.report["summary"]["adopt"] == 2 * len(TEAMS), adopted.stdout
+    install.change_sources()
+    rolled = install.rehash()
+    assert rolled.code == 0, rolled.stdout + rolled.stderr
+    assert rolled.report["summary"]["rollout"] == 2 * len(TEAMS), rolled.stdout
+    assert rolled.failed() == []
+    if install.overlay == "cluster":
+        for shard in ("0/2", "1/2"):
+            sharded = install.rehash("--shard", shard)
+            assert sharded.code == 0, sharded.stdout + sharded.stderr
+
+    requests = cp.audit(since=mark, user=SA_USER)
+    assert [e for e in requests if e.code == 403] == []
+    writes = {(e.verb, e.resource) for e in requests if e.is_write}
+    assert {
+        ("patch", "deployments"),
+        ("patch", "cronjobs"),
+        ("create", "events"),
+        ("create", "jobs"),
+    } <= writes
+
+    # Every rule, removed alone, makes a pass fail visibly.
+    rules: list[dict[str, Any]] = install.role["rules"]
+    for index, rule in enumerate(rules):
+        install.set_rules(rules[:index] + rules[index + 1 :])
+        wait_until("the rule's removal to take effect", functools.partial(install.denied, rule), 30)
+        install.change_sources()
+        mark = cp.audit_mark()
+        broken = install.rehash(*_pass_args(rule))
+        what = f"without rule {index} {json.dumps(rule)}"
+        assert broken.code == 1, f"{what}: exit {broken.code}\n{broken.stdout}"
+        assert broken.failed(), f"{what}: no failed row\n{broken.stdout}"
+        assert any(e.code == 403 for e in cp.audit(since=mark, user=SA_USER)), what
+        install.set_rules(rules)
+        wait_until("the rule to be granted again", functools.partial(install.allowed, rule), 30)
+
+    # With every rule back, the passes converge again.
+    mark = cp.audit_mark()
+    healed = install.rehash()
+    assert healed.code == 0, healed.stdout + healed.stderr
+    assert healed.failed() == []
+    assert [e for e in cp.audit(since=mark, user=SA_USER) if e.code == 403] == []
