@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from reconcile.errors import BudgetExhausted, Stopped
 
 # Seconds past the budget that a request started in time may still take (its timeout is cut to this);
-# with the client's one-second floor per attempt a pass ends within timeout + 5 s.
-GRACE = 3.5
+# a pass ends within timeout + 5 s, with half a second left for its report.
+GRACE = 4.5
 # Time kept at the end of the budget for the writes of the batch being read: this many seconds, but
 # never more than this share of the budget, so a short --timeout still leaves time to read.
 WRITE_RESERVE = 10.0

@@ -92,7 +92,10 @@ def add_pass_flags(p: argparse.ArgumentParser) -> None:
         "--max-rollouts", type=int, metavar="N", default=s, help="roll at most N workloads; defer the rest"
     )
     p.add_argument(
-        "--shard", metavar="I/N", default=s, help="process shard I of N (0-based) of the namespaces"
+        "--shard",
+        metavar="I/N",
+        default=s,
+        help="process shard I of N (0-based): an even share of the opted-in workloads",
     )
     p.add_argument(
         "--fetch",
@@ -203,7 +206,7 @@ def connect(settings: Settings, budget: Budget | None = None) -> Any:
     client = KubeClient(
         credentials,
         options,
-        stop_at=time.monotonic() + settings.timeout,
+        stop_at=None if budget is not None else time.monotonic() + settings.timeout,
         gate=budget.admit if budget is not None else None,
     )
     try:

@@ -22,6 +22,7 @@ from responses import matchers
 from reconcile import __version__
 from reconcile.errors import (
     ApiError,
+    BudgetExhausted,
     ConfigError,
     Conflict,
     Forbidden,
@@ -386,6 +387,35 @@ def test_no_retry_sleeps_past_stop_at(
     ):
         kube.check_connection()
     assert clock.sleeps == [] and len(mock.calls) == 1
+
+
+def test_a_request_the_budget_refuses_is_never_sent(creds: Credentials, mock: responses.RequestsMock) -> None:
+    def refuse(verb: str) -> float:
+        raise BudgetExhausted(f"pass budget: no time left for another {verb}")
+
+    with KubeClient(creds, gate=refuse) as kube, pytest.raises(BudgetExhausted, match="another get"):
+        kube.get("/api/v1/namespaces/shop/configmaps/app")
+    assert len(mock.calls) == 0
+
+
+def test_a_retry_the_budget_refuses_raises_the_error_being_retried(
+    creds: Credentials, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    mock.add(responses.GET, SERVER + "/version", json=status(503, "ServiceUnavailable", "busy"), status=503)
+    admitted: list[str] = []
+
+    def once(verb: str) -> float:
+        if admitted:
+            raise BudgetExhausted("pass budget: spent")
+        admitted.append(verb)
+        return clock.now + 100.0
+
+    with (
+        KubeClient(creds, gate=once, clock=clock.monotonic, sleep=clock.sleep) as kube,
+        pytest.raises(ServerError, match="503"),
+    ):
+        kube.check_connection()
+    assert admitted == ["get"] and len(mock.calls) == 1
 
 
 @pytest.mark.parametrize(

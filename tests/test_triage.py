@@ -37,7 +37,8 @@ def listed(name: str, ns: str = "shop", kind=DEPLOYMENT, **annotations: str) -> 
 def test_batches_are_namespaces_in_name_order_cut_into_bounded_slices_in_stable_order() -> None:
     workloads = [listed(f"w{i:03d}", "big") for i in range(BATCH_SIZE + 7)] + [listed("a", "alpha")]
     batches = plan_batches(reversed(workloads))
-    assert [(b.namespace, len(b.workloads)) for b in batches] == [("alpha", 1), ("big", BATCH_SIZE), ("big", 7)]
+    sizes = [(b.namespace, len(b.workloads)) for b in batches]
+    assert sizes == [("alpha", 1), ("big", BATCH_SIZE), ("big", 7)]
     assert [w.name for w in batches[1].workloads] == [f"w{i:03d}" for i in range(BATCH_SIZE)]
 
 
@@ -82,7 +83,7 @@ def passes_to_cover(count: int, per_pass: int, first_slot: int, step: int) -> in
 @pytest.mark.parametrize("step", [1, 2, 3])
 def test_every_batch_is_visited_within_the_documented_bound(count: int, step: int) -> None:
     """docs/performance.md: passes in consecutive budget slots reach every batch within ceil(2/f) + 1
-    passes, passes every second or third slot within ceil(3/f) + 1, f the share of batches one pass reaches."""
+    passes, passes every second or third slot within ceil(3/f) + 1 (f: the share one pass reaches)."""
     for per_pass in sorted({1, 2, max(1, count // 3), max(1, count // 2), count - 1, count}):
         share = per_pass / count
         bound = math.ceil((2 if step == 1 else 3) / share) + 1

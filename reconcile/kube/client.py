@@ -44,6 +44,8 @@ from reconcile.errors import (
     ConfigError,
     CredentialsError,
     Gone,
+    PassCut,
+    RehashError,
     UnreachableError,
     api_error_for,
 )
@@ -323,10 +325,16 @@ class KubeClient:
         url = self.server + path
         retries = 0
         reauthenticated = False
+        failed: RehashError | None = None  # why the previous attempt is being retried
         while True:
             self._limiter.acquire()
             if self._gate is not None:
-                deadline = min(deadline, self._gate(verb))
+                try:
+                    deadline = min(deadline, self._gate(verb))
+                except PassCut:
+                    if failed is not None:  # the retries ran out of time: that is the request's failure
+                        raise failed from None
+                    raise
             timeout = min(self.options.request_timeout, max(deadline - self._clock(), 1.0))
             try:
                 response = self._session.request(
@@ -343,6 +351,7 @@ class KubeClient:
             except (requests.ConnectionError, requests.Timeout) as exc:
                 self.stats.record_request(verb, "error")
                 self._retry_connection_failure(exc, verb == "create", retries, deadline)
+                failed = UnreachableError(f"cannot reach {self.server}: {describe_error(exc)}")
                 retries += 1
                 continue
             code = response.status_code
@@ -365,6 +374,7 @@ class KubeClient:
                 if self._may_retry(retries, delay, deadline):
                     log.debug("%s %s: %d; retrying in %.2fs", method, path, code, delay)
                     self._pause(str(code), delay)
+                    failed = error
                     retries += 1
                     continue
             raise error

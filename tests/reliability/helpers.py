@@ -21,8 +21,8 @@ from typing import Any
 
 import xxhash
 
-from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.budget import Budget
+from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import ClientOptions, KubeClient
 from reconcile.report import Report
 from reconcile.run import run_pass
@@ -37,7 +37,10 @@ FAST = ClientOptions(request_timeout=5.0, deadline=20.0, backoff_base=0.01, back
 
 
 def client_for(
-    kubeconfig: Path, options: ClientOptions = FAST, stop_at: float | None = None, budget: Budget | None = None
+    kubeconfig: Path,
+    options: ClientOptions = FAST,
+    stop_at: float | None = None,
+    budget: Budget | None = None,
 ) -> KubeClient:
     credentials = load_credentials(AuthOptions(str(kubeconfig), None), env={})
     return KubeClient(credentials, options, stop_at=stop_at, gate=budget.admit if budget else None)
