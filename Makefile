@@ -28,6 +28,7 @@ demo: $(VENV)/.installed-$(DEMO_SET)
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check reconcile simulator tests $(wildcard benchmarks)
 	$(BIN)/ruff format --check reconcile simulator tests $(wildcard benchmarks)
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy --strict reconcile simulator/rehash_simulator

@@ -1,7 +1,8 @@
 """The `kube-rehash` command: parses flags, builds settings once, runs a command, maps failures to exit codes.
 
-Exit codes are the contract's: 0 done, 1 something failed, 2 usage/configuration, 3 `plan
---detailed-exitcode` with pending rollouts, 4 API unreachable or credentials rejected.
+Exit codes are the contract's: 0 done, 1 something failed (or, with --fail-on-stalled, a rollout we
+started is stalled), 2 usage/configuration, 3 `plan --detailed-exitcode` with pending rollouts, 4 API
+unreachable or credentials rejected.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
@@ -21,6 +21,7 @@ from typing import Any
 
 from reconcile import __version__
 from reconcile.budget import Budget
+from reconcile.connect import connect, read_hash_key
 from reconcile.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -28,7 +29,6 @@ from reconcile.errors import (
     EXIT_USAGE,
     ConfigError,
     RehashError,
-    Unauthorized,
 )
 from reconcile.logs import setup_logging
 from reconcile.report import Report
@@ -106,6 +106,12 @@ def add_pass_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pushgateway", metavar="URL", default=s, help="push metrics to this Prometheus Pushgateway"
     )
+    p.add_argument(
+        "--fail-on-stalled",
+        action="store_true",
+        default=s,
+        help="exit 1 when a rollout kube-rehash started is stalled",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -146,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def flags_of(args: argparse.Namespace) -> dict[str, object]:
     """The settings fields the user actually gave as flags."""
-    names = (*COMMON_FLAGS, "max_rollouts", "shard", "fetch", "pushgateway", "dry_run")
+    names = (*COMMON_FLAGS, "max_rollouts", "shard", "fetch", "pushgateway", "dry_run", "fail_on_stalled")
     return {n: getattr(args, n) for n in names if n in vars(args) and n != "config"}
 
 
@@ -187,48 +193,6 @@ def dispatch(args: argparse.Namespace) -> int:
     settings = load(args, **forced)
     setup_logging(settings.log_format, settings.verbosity)
     return cmd_run(settings, detailed=getattr(args, "detailed_exitcode", False))
-
-
-def connect(settings: Settings, budget: Budget | None = None) -> Any:
-    """An API client for the settings, after proving the server answers and accepts the credentials.
-
-    With a `budget`, every request asks it first (the pass's one time budget)."""
-    from reconcile.kube.auth import AuthOptions, load_credentials
-    from reconcile.kube.client import ClientOptions, KubeClient
-
-    credentials = load_credentials(AuthOptions(settings.kubeconfig, settings.context))
-    options = ClientOptions(
-        request_timeout=settings.request_timeout,
-        page_size=settings.page_size,
-        qps=settings.qps,
-        pool_size=max(4, settings.concurrency * 2),
-    )
-    client = KubeClient(
-        credentials,
-        options,
-        stop_at=None if budget is not None else time.monotonic() + settings.timeout,
-        gate=budget.admit if budget is not None else None,
-    )
-    try:
-        client.check_connection()
-    except Unauthorized as exc:
-        raise Unauthorized(
-            exc.code, exc.reason, f"credentials rejected by {client.server} ({credentials.source})"
-        ) from None
-    log.debug("connected to %s using %s", client.server, credentials.source)
-    return client
-
-
-def read_hash_key(settings: Settings) -> bytes | None:
-    if settings.hash_key_file is None:
-        return None
-    try:
-        key = Path(settings.hash_key_file).read_bytes().strip()
-    except OSError as exc:
-        raise ConfigError(f"hashKeyFile {settings.hash_key_file}: cannot read it ({exc.strerror})") from None
-    if len(key) < 16:
-        raise ConfigError(f"hashKeyFile {settings.hash_key_file}: the key must have at least 16 bytes")
-    return key
 
 
 def install_stop_handler(stop: threading.Event) -> threading.Event:
@@ -280,6 +244,9 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
         )
         return EXIT_FAILED
     if report.failed or report.interrupted:
+        return EXIT_FAILED
+    if settings.fail_on_stalled and report.stalled:
+        log.error("a rollout kube-rehash started is stalled (--fail-on-stalled)")
         return EXIT_FAILED
     if detailed and report.pending_rollouts:
         return EXIT_PENDING

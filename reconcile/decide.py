@@ -9,14 +9,17 @@ read stage which content it must download, so the rules of reuse live in one pla
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
 
-from reconcile.fetch import NamespaceSources, Selection, SourceKey, SourceMeta
 from reconcile.hashing import ABSENT, key_fingerprint, selection_tag
 from reconcile.plan import Action, Decision, decide, decide_early, defer_for_budget, observed_from
 from reconcile.refs import DiscoverySettings, Reference, source_ignored, source_matches
+from reconcile.rollouts import check
+from reconcile.sources import NamespaceSources, Selection, SourceKey, SourceMeta
 from reconcile.targets import Listed, SourceRecord, Target
+from reconcile.windows import ALWAYS_OPEN, RestartWindows
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,10 @@ class Rules:
     hash_key: bytes | None
     now: datetime
     first_sight_rollout: bool = False
+    windows: RestartWindows = ALWAYS_OPEN
+    """`restartWindow`: the windows of workloads without the restart-window annotation."""
+    rollout_deadline: timedelta = timedelta(minutes=10)
+    """`rolloutDeadline`: when a StatefulSet's or DaemonSet's unfinished rollout counts as stalled."""
 
     @property
     def fingerprint(self) -> str:
@@ -178,7 +185,13 @@ def decide_target(target: Target, sources: NamespaceSources, rules: Rules) -> De
                 "the content of its changed sources was not read before the budget ran out"
             )
     observed = observed_from(records, rules.hash_key, missing=tuple(missing), complete=classified.complete)
-    decision = decide(target, observed, now=rules.now, first_sight_rollout=rules.first_sight_rollout)
+    decision = decide(
+        target,
+        observed,
+        now=rules.now,
+        first_sight_rollout=rules.first_sight_rollout,
+        windows=rules.windows,
+    )
     if target.problems:
         decision = replace(decision, reason=f"{decision.reason} (note: {'; '.join(target.problems)})")
     return decision
@@ -230,6 +243,18 @@ class Snapshot:
     """uids deleted or opted out since they were listed: no report row."""
     stale: frozenset[str]
     """Trusted workloads whose records no longer hold."""
+    statuses: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """uid -> status view (targets.status_view) of listed workloads with an unfinished rollout of ours
+    that were not read in full (full views carry their own)."""
+
+
+def with_rollout(subject: Subject, decision: Decision, snapshot: Snapshot, rules: Rules) -> Decision:
+    """The decision plus the status of the subject's unfinished rollout, when this pass read it."""
+    obj = subject.status_view if isinstance(subject, Target) else snapshot.statuses.get(subject.uid)
+    if obj is None or decision.action is Action.FAILED:
+        return decision
+    found = check(subject, obj, now=rules.now, deadline=rules.rollout_deadline)
+    return replace(decision, rollout=found) if found is not None else decision
 
 
 def decide_batch(
@@ -248,8 +273,9 @@ def decide_batch(
             out.append((listed, Decision(Action.FAILED, snapshot.failed[uid])))
         elif uid in snapshot.full:
             full = snapshot.full[uid]
-            out.append((full, decide_target(full, snapshot.sources, rules)))
+            decision = decide_target(full, snapshot.sources, rules)
+            out.append((full, with_rollout(full, decision, snapshot, rules)))
         else:
             confirmed = None if uid in snapshot.stale else confirm_recorded(listed, snapshot.sources, rules)
-            out.append((listed, confirmed or defer_for_budget()))
+            out.append((listed, with_rollout(listed, confirmed or defer_for_budget(), snapshot, rules)))
     return out

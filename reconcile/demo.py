@@ -145,7 +145,7 @@ def say(text: str) -> None:
 
 def run_demo(*, quiet: bool = False) -> int:
     """Four passes with narration; exit 0 when each pass did what the narration promised."""
-    from reconcile.cli import connect
+    from reconcile.connect import connect
     from reconcile.run import run_pass
 
     simulator = simulator_class("demo")

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconcile.decide import references_of
-from reconcile.fetch import NamespaceSources, SourceKey
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import Kind
 from reconcile.plan import Action, Decision, decide_early
@@ -22,6 +21,7 @@ from reconcile.planner import plan_targets, read_workload
 from reconcile.refs import DiscoverySettings, Reference, source_ignored
 from reconcile.run import open_stage, rules_for
 from reconcile.settings import Settings
+from reconcile.sources import NamespaceSources, SourceKey
 from reconcile.targets import Target
 
 

@@ -13,17 +13,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, TypeVar
 
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
 from reconcile.hashing import source_token
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
-from reconcile.refs import DiscoverySettings, is_true
+from reconcile.refs import DiscoverySettings
+from reconcile.sources import (
+    Hashed,
+    NamespaceSources,
+    Selection,
+    SourceKey,
+    SourceMeta,
+    flag_keys,
+    read_meta,
+)
 
 FetchMode = Literal["auto", "list", "get"]
-Selection = frozenset[str] | None  # the keys a reference uses; None: the whole object
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
 HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"
 # Up to this many wanted names of one kind in a namespace, metadata gets by name beat a metadata list:
@@ -39,109 +46,6 @@ CLUSTER_LIST_RATIO = 16
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-class SourceKey(NamedTuple):
-    """One ConfigMap or Secret of a namespace; `name` "*" stands for every object of the kind (a list)."""
-
-    kind: str
-    name: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind}/{self.name}"
-
-    @classmethod
-    def whole(cls, kind: str) -> SourceKey:
-        return cls(kind, "*")
-
-
-@dataclass(frozen=True)
-class SourceMeta:
-    """Identity of one existing source and the few annotation flags the pass reads from it."""
-
-    kind: str
-    name: str
-    uid: str
-    resource_version: str
-    flags: frozenset[str] = frozenset()
-
-    def annotations(self) -> dict[str, str]:
-        """The flags as an annotations map, for refs.source_ignored / source_matches."""
-        return dict.fromkeys(self.flags, "true")
-
-
-def flag_keys(settings: DiscoverySettings) -> frozenset[str]:
-    """Annotation keys whose value matters on a source (ignore and match, own and compat)."""
-    keys = {f"{settings.prefix}/ignore", f"{settings.prefix}/match"}
-    if "reloader" in settings.compat:
-        keys |= {"reloader.stakater.com/ignore", "reloader.stakater.com/match"}
-    return frozenset(keys)
-
-
-def read_meta(kind: str, obj: Mapping[str, Any], interesting: frozenset[str]) -> SourceMeta | None:
-    metadata = obj.get("metadata")
-    if not isinstance(metadata, Mapping) or not isinstance(metadata.get("name"), str):
-        return None
-    annotations = metadata.get("annotations")
-    flags: frozenset[str] = frozenset()
-    if isinstance(annotations, Mapping):
-        flags = frozenset(k for k in interesting if is_true(annotations.get(k)))
-    return SourceMeta(
-        kind, metadata["name"], str(metadata.get("uid", "")), str(metadata.get("resourceVersion", "")), flags
-    )
-
-
-@dataclass(frozen=True)
-class Hashed:
-    """A source's sealed content token and the identity of the exact version that was hashed."""
-
-    token: str
-    uid: str
-    resource_version: str
-
-
-@dataclass
-class NamespaceSources:
-    """What the pass knows of one namespace's sources: found (with identity), confirmed absent, unreadable
-    (a name, or `SourceKey.whole(kind)` for a failed list), and content digests. A key in none of
-    these was not reached (the budget cut the reads short: `cut`)."""
-
-    namespace: str
-    found: dict[SourceKey, SourceMeta] = field(default_factory=dict)
-    listed: set[str] = field(default_factory=set)
-    """Kinds listed completely: every object of the kind in the namespace is in `found`."""
-    searched: set[str] = field(default_factory=set)
-    """Kinds whose search-mode matches are known: listed, or not searchable (`fetch: get` Secrets)."""
-    absent: set[SourceKey] = field(default_factory=set)
-    broken: dict[SourceKey, RehashError] = field(default_factory=dict)
-    tokens: dict[tuple[SourceKey, Selection], Hashed] = field(default_factory=dict)
-    cut: bool = False
-
-    def of_kind(self, kind: str) -> Iterable[SourceMeta]:
-        return (m for k, m in sorted(self.found.items()) if k.kind == kind)
-
-    def is_absent(self, key: SourceKey) -> bool:
-        return key in self.absent or (key.kind in self.listed and key not in self.found)
-
-    def knows(self, key: SourceKey) -> bool:
-        """Whether the identity of `key` is established (found or absent) or known to be unreadable."""
-        return key in self.found or self.is_absent(key) or self.failure(key) is not None
-
-    def failure(self, key: SourceKey) -> RehashError | None:
-        return self.broken.get(key) or (
-            self.broken.get(SourceKey.whole(key.kind)) if key not in self.found else None
-        )
-
-    def merge(self, other: NamespaceSources) -> None:
-        self.found.update(other.found)
-        self.listed |= other.listed
-        self.searched |= other.searched
-        self.absent |= other.absent - other.found.keys()
-        self.absent -= other.found.keys()
-        self.broken.update(other.broken)
-        self.tokens.update(other.tokens)
-        self.cut |= other.cut
 
 
 def gather(executor: Executor, fn: Callable[[T], R], items: Iterable[T]) -> tuple[list[tuple[T, R]], bool]:

@@ -4,8 +4,11 @@ For the batch's workloads the stage reads, in this order: the whole objects tria
 (unless a full list of their kind was already read), the metadata of the sources whose records may be
 reused, and the content of the sources that must be hashed anyway (first sight: content straight away,
 never metadata first). Then the trusted workloads whose recorded sources changed are read in full, and
-the content of the changed sources is hashed. Each request asks the pass budget first; when it is
-refused the stage stops and returns what it has, and the decide stage defers what is unknown.
+the content of the changed sources is hashed. Last, one GET each of the workloads with an unfinished
+rollout of ours that were not read in full anyway, for their status (rollouts.py): workloads without
+one stay metadata-only. Each request asks the pass budget first; when it is refused the stage stops
+and returns what it has, and the decide stage defers what is unknown (a status not reached is simply
+not reported).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
+from typing import Any
 
 from reconcile.decide import (
     Rules,
@@ -23,11 +27,13 @@ from reconcile.decide import (
     recorded_sources,
 )
 from reconcile.errors import PassCut, RehashError
-from reconcile.fetch import NamespaceSources, Selection, SourceKey, SourceReader
+from reconcile.fetch import SourceReader, gather
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import Kind
 from reconcile.plan import decide_early
-from reconcile.targets import Listed, Target, read_target
+from reconcile.rollouts import watched
+from reconcile.sources import NamespaceSources, Selection, SourceKey
+from reconcile.targets import Listed, Target, read_target, status_view
 from reconcile.triage import Batch, Triage
 from reconcile.views import FullViews, read_full
 
@@ -57,6 +63,7 @@ class ReadStage:
         views = FullViews()
         sources = NamespaceSources(namespace)
         stale: set[str] = set()
+        statuses: dict[str, Mapping[str, Any]] = {}
         trusted = [w for w in batch.workloads if w.uid in triage.trusted]
         try:
             wanted = [w for w in batch.workloads if w.uid in triage.need_spec]
@@ -72,6 +79,11 @@ class ReadStage:
                     sources.merge(
                         self.reader.contents(namespace, content_needed(views.targets, sources, self.rules))
                     )
+            if not sources.cut and not views.cut:
+                read = {t.uid for t in views.targets} | views.failed.keys() | views.gone
+                statuses, views.cut = self.read_statuses(
+                    [w for w in trusted if w.uid not in read and watched(w) is not None]
+                )
         except PassCut:
             sources.cut = True
         snapshot = Snapshot(
@@ -80,8 +92,30 @@ class ReadStage:
             failed={uid: reason for uid, reason in views.failed.items()},
             gone=frozenset(views.gone),
             stale=frozenset(stale),
+            statuses=statuses,
         )
         return snapshot, sources.cut or views.cut
+
+    def read_statuses(self, listed: Sequence[Listed]) -> tuple[dict[str, Mapping[str, Any]], bool]:
+        """One GET each for the status of these workloads' unfinished rollouts; whether the budget cut
+        the reads short. A failed read leaves that status unknown this pass (logged), nothing else."""
+
+        def get_one(workload: Listed) -> dict[str, Any] | RehashError:
+            try:
+                return self.client.get(workload.kind.object_path(workload.namespace, workload.name))
+            except PassCut:
+                raise
+            except RehashError as exc:
+                return exc
+
+        done, cut = gather(self.executor, get_one, listed)
+        out: dict[str, Mapping[str, Any]] = {}
+        for workload, got in done:
+            if isinstance(got, RehashError):
+                log.warning("reading the rollout status of %s failed: %s", workload.ref, got)
+            elif str((got.get("metadata") or {}).get("uid", "")) == workload.uid:
+                out[workload.uid] = status_view(got)
+        return out, cut
 
     def read_views(self, listed: Sequence[Listed]) -> FullViews:
         """Whole objects of these workloads: from a full list read earlier, else by GET or namespace list."""

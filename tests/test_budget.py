@@ -47,7 +47,7 @@ def test_a_short_budget_keeps_a_proportionally_short_reserve() -> None:
 def test_every_admitted_request_is_over_within_the_budget_plus_five_seconds() -> None:
     b, clock = budget(6.0)
     clock.now += 5.99
-    # The client cuts an attempt's timeout to this: the pass is over by 6 + 4.5 s, the report printed by 6 + 5.
+    # The client cuts an attempt's timeout to this: over by 6 + 4.5 s, the report printed by 6 + 5.
     assert b.admit("patch") - b.started < 6.0 + 5.0
 
 

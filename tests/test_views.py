@@ -12,12 +12,12 @@ import pytest
 
 from reconcile.decide import Rules, confirm_recorded
 from reconcile.errors import RehashError
-from reconcile.fetch import NamespaceSources, SourceKey, SourceMeta
 from reconcile.hashing import SourceToken, combine
 from reconcile.kube.kinds import CRONJOB, DEPLOYMENT
 from reconcile.patches import build_patch
 from reconcile.plan import Action, Decision, Observed, decide
 from reconcile.refs import DiscoverySettings, Reference, discover
+from reconcile.sources import NamespaceSources, SourceKey, SourceMeta
 from reconcile.targets import (
     Annotations,
     Listed,
