@@ -25,6 +25,7 @@ from typing import Any
 
 import xxhash
 
+from benchmarks.defaults import defaults_scenario
 from benchmarks.generate import Cluster, Shape, generate, write
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
@@ -230,6 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--qps", type=float, default=0, help="kube-rehash's qps setting (0: unlimited)")
     parser.add_argument(
+        "--defaults",
+        type=int,
+        default=1,
+        help="also run this scale at the shipped defaults (qps 20, timeout 240): first install, steady, "
+        "change (0: skip)",
+    )
+    parser.add_argument(
         "--repeat",
         type=int,
         default=5,
@@ -280,6 +288,15 @@ def main(argv: list[str] | None = None) -> int:
                 qps=args.qps,
                 passes=("steady",),
                 tools=("kube-rehash",),
+            )
+            write_results(results, args.out)
+        if args.defaults:
+            results["defaults"] = defaults_scenario(
+                base.scaled(args.defaults),
+                workdir,
+                kube_rehash=KUBE_REHASH,
+                naive=[sys.executable, "-m", "benchmarks.naive"],
+                change_fraction=args.change_fraction,
             )
             write_results(results, args.out)
         if args.unrelated_secrets:

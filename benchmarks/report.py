@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.defaults import defaults_checks, defaults_table
+
 RSS_LIMIT_MB = 120.0
 MISSING = "n/a"  # a cell the results do not have
 
@@ -131,6 +133,14 @@ def checks(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
         # sources (the fetch planner's choice beyond 40 names) where the unsharded `get` pass reads by name.
         label = f"skewed ({skewed['shape']['skew']:.0%} in one namespace): "
         out.append(shard_workloads_check(skewed, label))
+    defaults = results.get("defaults")
+    if defaults:
+        floor = (
+            (one or {}).get("steady", {}).get("floor")
+            if defaults["shape"] == (one or {}).get("shape")
+            else None
+        )
+        out.extend(defaults_checks(defaults, floor))
     return out
 
 
@@ -232,6 +242,11 @@ def summarize(results: dict[str, Any]) -> str:
         share = skewed["shape"]["skew"]
         lines.append(f"## shards, 1x with {share:.0%} of the workloads in one namespace — steady")
         lines.extend(shard_table(skewed))
+        lines.append("")
+    defaults = results.get("defaults")
+    if defaults:
+        lines.append(f"## shipped defaults (qps 20, timeout 240), {defaults['shape']['workloads']} workloads")
+        lines.extend(defaults_table(defaults))
         lines.append("")
     if trade_offs(results):
         lines.append("## ways of reading the sources (1x steady)")

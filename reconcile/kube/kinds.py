@@ -64,6 +64,9 @@ class Kind(Resource):
     paused: str | None = None
     update_strategy: str | None = None
     rolls_pods: bool = True
+    annotations_bump_generation: bool = False
+    """kube-apiserver bumps `metadata.generation` on any change of the object's annotations, not only of
+    its spec (Deployments: their update strategy compares annotations too, a legacy of rollbacks)."""
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -91,7 +94,9 @@ class Kind(Resource):
         return self.annotations_pointer + join_pointer(key)
 
 
-DEPLOYMENT = Kind("apps", "v1", "deployments", kind="Deployment", paused="/spec/paused")
+DEPLOYMENT = Kind(
+    "apps", "v1", "deployments", kind="Deployment", paused="/spec/paused", annotations_bump_generation=True
+)
 STATEFULSET = Kind(
     "apps", "v1", "statefulsets", kind="StatefulSet", update_strategy="/spec/updateStrategy/type"
 )

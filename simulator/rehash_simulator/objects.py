@@ -2,7 +2,8 @@
 
 Creating, updating and patching must all end in the same object shape a real server would store:
 names checked, `metadata` fields the client may not set replaced, Secret `stringData` folded into
-`data`, `generation` bumped only when `spec` changes, and the main resource ignoring `status` changes.
+`data`, `generation` bumped only when `spec` changes (or, for Deployments, the annotations), and the
+main resource ignoring `status` changes.
 """
 
 from __future__ import annotations
@@ -172,7 +173,10 @@ def prepare_update(rtype: ResourceType, old: Obj, new: Obj, rv: int, *, keep_sta
         normalize_secret(new)
     if "generation" in old_meta:
         generation = int(old_meta["generation"])
-        meta["generation"] = generation + 1 if new.get("spec") != old.get("spec") else generation
+        changed = new.get("spec") != old.get("spec")
+        # kube-apiserver's Deployment strategy also bumps it when the annotations change.
+        changed |= rtype.plural == "deployments" and meta.get("annotations") != old_meta.get("annotations")
+        meta["generation"] = generation + 1 if changed else generation
     else:
         meta.pop("generation", None)
     if rtype.plural == "namespaces":

@@ -38,12 +38,10 @@ HASH = f"{PREFIX}/config-hash"
 
 _SERVER_VERSION: dict[str, Any] = {}
 
-# What a pass with nothing to do reports for a Deployment. The contract says `in-sync`; on a real server it
-# is `refresh` today, every pass: kube-apiserver bumps a Deployment's metadata.generation on any annotation
-# change, and the bookkeeping's generation stamp does not predict that for metadata-only writes. Pinned by
-# test_rollouts.py::test_steady_pass_writes_nothing_to_a_deployment (strict xfail): with the fix, that test
-# passes, fails as XPASS, and this must become {"in-sync"}.
-DEPLOYMENT_STEADY = frozenset({"in-sync", "refresh"})
+# What a pass with nothing to do reports for a Deployment: `in-sync`, with nothing written. (kube-apiserver
+# bumps a Deployment's metadata.generation on any annotation change; the bookkeeping predicts it, see
+# Kind.annotations_bump_generation, and test_rollouts.py::test_steady_pass_writes_nothing_to_a_deployment.)
+DEPLOYMENT_STEADY = frozenset({"in-sync"})
 
 
 def _required() -> bool:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from tests.real.conftest import (
     DEPLOYMENT_STEADY,
     HASH,
@@ -67,11 +65,6 @@ def test_deployment_rolls_exactly_once_per_configmap_change_and_never_otherwise(
     assert len(kube.replicasets("web")) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reconcile bug: a Deployment's generation rises with every annotation write, so each pass after "
-    "adoption reports `refresh` and writes again instead of `in-sync` (see DEPLOYMENT_STEADY in conftest.py)",
-)
 def test_steady_pass_writes_nothing_to_a_deployment(kube: Kube) -> None:
     kube.apply(
         configmap("steady-config", {"k": "v"}), workload("Deployment", "steady", pod_spec(("steady-config",)))
