@@ -1,8 +1,8 @@
 """`kube-rehash explain`: why one workload gets the action it gets, in full.
 
 Runs the same reads, hashing and decision code as a pass (`planner.plan_targets`) for one workload,
-writes nothing, and
-shows the references (and which keys), each source's state, the stored and current hash, and the
+writes nothing, and shows the references (and which keys), each source's state, the stored and current
+hash, the restart window (and when it next opens), our recorded rollout with its current status, and the
 decision with its reason.
 """
 
@@ -10,19 +10,21 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reconcile.decide import references_of
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import Kind
-from reconcile.plan import Action, Decision, decide_early
+from reconcile.plan import Action, Decision, decide_early, window_problem, windows_of
 from reconcile.planner import plan_targets, read_workload
 from reconcile.refs import DiscoverySettings, Reference, source_ignored
+from reconcile.rollouts import check
 from reconcile.run import open_stage, rules_for
 from reconcile.settings import Settings
 from reconcile.sources import NamespaceSources, SourceKey
-from reconcile.targets import Target
+from reconcile.targets import Target, format_time
+from reconcile.windows import RestartWindows, next_open
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class Explanation:
     target: Target
     sources: tuple[SourceState, ...]
     decision: Decision
+    window: dict[str, Any] | None = None
+    rollout: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         t = self.target
@@ -57,6 +61,8 @@ class Explanation:
                 else None,
             },
             "current": self.decision.config_hash,
+            "restart_window": self.window,
+            "rollout": self.rollout,
             "action": self.decision.action.value,
             "reason": self.decision.reason,
             "problems": list(t.problems),
@@ -75,6 +81,18 @@ class Explanation:
             f"  stored hash:  template {stored['template'] or '-'}, metadata {stored['metadata'] or '-'}"
         )
         lines.append(f"  current hash: {doc['current'] or '-'}")
+        window = doc["restart_window"]
+        if window is not None:
+            opens = "open now" if window["open_now"] else f"opens {window['next_open'] or 'never'}"
+            shown = window["error"] or f"{window['windows']} ({opens})"
+            lines.append(f"  restart window: {shown} [from {window['from']}]")
+        rollout = doc["rollout"]
+        if rollout is not None:
+            changed = ", ".join(rollout["changed"]) or "-"
+            lines.append(
+                f"  last rollout: {rollout['at']} ({changed} changed), recorded {rollout['state']}, "
+                f"status {rollout['status'] or 'not read'}"
+            )
         lines.append(f"  decision:     {doc['action']}: {doc['reason']}")
         lines.extend(f"  problem:      {p}" for p in doc["problems"])
         return "\n".join(lines)
@@ -107,6 +125,8 @@ def explain_workload(
             )
         sources = stage.read_sources(namespace, [target], [])
         decision = decide_early(target) or plan_targets(stage, namespace, [target])[0][1]
+        window = describe_window(target, rules.windows, rules.now)
+        rollout = describe_rollout(target, rules.now, settings.rollout_deadline)
         states = tuple(
             SourceState(
                 r.label(),
@@ -115,4 +135,35 @@ def explain_workload(
             )
             for r in references_of(target, sources)
         )
-    return Explanation(target, states, decision)
+    return Explanation(target, states, decision, window, rollout)
+
+
+def describe_window(target: Target, default: RestartWindows, now: datetime) -> dict[str, Any]:
+    """The workload's restart window, where it comes from, and when it next opens."""
+    setting = target.restart_window
+    source = setting.annotation if setting is not None else "restartWindow (config)"
+    error = window_problem(setting)
+    windows = windows_of(setting, default)
+    opening = next_open(windows, now)
+    return {
+        "windows": windows.describe(),
+        "from": source,
+        "open_now": opening == now,
+        "next_open": format_time(opening) if opening is not None else None,
+        "error": error,
+    }
+
+
+def describe_rollout(target: Target, now: datetime, deadline: timedelta) -> dict[str, Any] | None:
+    """Our recorded rollout and, while unfinished, its status from the object just read."""
+    record = target.bookkeeping.rollout
+    if record is None:
+        return None
+    found = check(target, target.status_view, now=now, deadline=deadline) if target.status_view else None
+    return {
+        "generation": record.generation,
+        "at": format_time(record.at),
+        "changed": list(record.changed),
+        "state": record.state,
+        "status": found.status.value if found is not None else (record.state if record.finished else None),
+    }

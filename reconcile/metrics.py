@@ -10,6 +10,8 @@ so a dashboard always shows the latest pass:
 - `kube_rehash_deferred{reason}` — workloads left for later passes, by why: `pass budget` (the time
   budget ran out), `max-rollouts`, `min-interval`, `window` (outside a restart window), `stopped`
   (SIGTERM). A `pass budget` backlog that never drains is the alert (README, Operate: time budget);
+- `kube_rehash_rollouts_stalled` — rollouts kube-rehash started that the last pass found stalled (the
+  report's `summary.stalled`); alert on `kube_rehash_rollouts_stalled > 0` (README, Operate);
 - `kube_rehash_last_success_timestamp_seconds` — when a pass last completed successfully.
 
 Why two HTTP methods: a PUT replaces *every* metric of the group, a POST ("pushadd") replaces only the
@@ -37,6 +39,7 @@ from reconcile.errors import RehashError
 # Every reason is pushed (0 when none), so an alert on one series never sees it vanish.
 DEFERRAL_REASONS = ("pass budget", "max-rollouts", "min-interval", "window", "stopped")
 _TOTAL_KEY = "workloads"  # the report summary's total, not an action
+_STALLED_KEY = "stalled"  # the report summary's count of stalled rollouts, not an action
 _MAX_MESSAGE = 200
 
 
@@ -71,8 +74,13 @@ def build_registry(
         "kube_rehash_workloads", "Workloads by action in the last pass.", ["action"], registry=registry
     )
     for action, count in sorted(summary.items()):
-        if action != _TOTAL_KEY:
+        if action not in (_TOTAL_KEY, _STALLED_KEY):
             workloads.labels(action=action).set(count)
+    Gauge(
+        "kube_rehash_rollouts_stalled",
+        "Rollouts started by kube-rehash that the last pass found stalled.",
+        registry=registry,
+    ).set(summary.get(_STALLED_KEY, 0))
     Gauge(
         "kube_rehash_configs_fetched", "ConfigMaps and Secrets read in the last pass.", registry=registry
     ).set(configs_fetched)
@@ -125,9 +133,9 @@ def push_metrics(
     A `user:password@` part of the URL becomes HTTP basic authentication (never part of a message).
 
     `summary` is the report's summary (action -> count; its `workloads` total is not exported, it is the
-    sum of the actions). `api_requests` maps (verb, HTTP status) to a count. On success the whole group
-    is replaced (PUT); on failure only the pushed names are (POST), which keeps the previous
-    `kube_rehash_last_success_timestamp_seconds`.
+    sum of the actions; its `stalled` count becomes `kube_rehash_rollouts_stalled`). `api_requests` maps
+    (verb, HTTP status) to a count. On success the whole group is replaced (PUT); on failure only the
+    pushed names are (POST), which keeps the previous `kube_rehash_last_success_timestamp_seconds`.
 
     Raises MetricsPushError with a one-line message when the push fails. The caller reports it (a log
     line) but does not fail the pass: metrics are an observation of the pass, not part of its work.

@@ -3,6 +3,10 @@
 Each patch carries its own precondition (a JSON-patch `test` of the value the decision was based on,
 or of the object's resourceVersion where a map has to be created), so a concurrent writer is never
 overwritten: the server answers 422/409 and the pass re-reads and decides again.
+
+A rollout of a kind whose status is watched (health.WATCHED_KINDS) also records itself (annotation
+`rollout`) in the same patch; later passes move that record to `stalled` or `complete` with a
+metadata-only patch that tests the record it replaces, so two passes never report one stall twice.
 """
 
 from __future__ import annotations
@@ -12,10 +16,19 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from reconcile.health import WATCHED_KINDS
 from reconcile.kube.kinds import CRONJOB, EVENTS, JOBS
-from reconcile.plan import Action, Decision, Observed, stamp_generation
+from reconcile.plan import Action, Decision, Observed, generation_after, stamp_generation
 from reconcile.pointer import join_pointer
-from reconcile.targets import Annotations, Target, format_records, format_time
+from reconcile.targets import (
+    Annotations,
+    Listed,
+    RolloutRecord,
+    Target,
+    format_records,
+    format_rollout,
+    format_time,
+)
 
 JsonPatch = list[dict[str, Any]]
 COMPONENT = "kube-rehash"
@@ -70,24 +83,53 @@ def build_patch(
     if rollout:
         ops.append(template_op(target, keys.config_hash, decision.config_hash))
     ops.append(add_op(metadata_path(keys.config_hash), decision.config_hash))
-    generation = stamp_generation(target, observed)
-    if generation is not None and rollout and not target.kind.annotations_pointer.startswith("/metadata/"):
-        generation += 1  # the template annotation is part of the spec: the server bumps generation once
+    generation = generation_after(target, stamp_generation(target, observed), rollout=rollout)
     records = format_records(
         observed.records, observed.key_fingerprint, generation=generation, inputs=target.inputs
     )
     ops.append(add_op(metadata_path(keys.sources), records))
     if rollout:
         ops.append(add_op(metadata_path(keys.last_rollout), format_time(now)))
+        if target.kind.kind in WATCHED_KINDS:
+            record = format_rollout(new_rollout(target, decision, now))
+            ops.append(add_op(metadata_path(keys.rollout), record))
     return ops
 
 
-def event_name(target: Target, now: datetime, reason: str) -> str:
+def new_rollout(target: Target, decision: Decision, now: datetime) -> RolloutRecord:
+    """The record of the rollout this decision starts: the generation after our patch, the time and the
+    changed sources' names (every source's on first sight)."""
+    generation = generation_after(target, target.generation, rollout=True)
+    return RolloutRecord(generation, now, decision.changed or decision.configs)
+
+
+def rollout_state_patch(
+    target: Target | Listed, record: RolloutRecord, state: str, keys: Annotations
+) -> JsonPatch:
+    """Move our recorded rollout to `state` on metadata only, if the record is still the one we read
+    (and the stored hash too): a test fails when another pass or a new rollout replaced it."""
+    ops: JsonPatch = [test_op(metadata_path(keys.rollout), record.text)]
+    if target.bookkeeping.config_hash is not None:
+        ops.append(test_op(metadata_path(keys.config_hash), target.bookkeeping.config_hash))
+    moved = RolloutRecord(record.generation, record.at, record.changed, state)
+    ops.append(add_op(metadata_path(keys.rollout), format_rollout(moved)))
+    book = target.bookkeeping
+    if book.records is not None and book.generation is not None and book.generation == target.generation:
+        after = generation_after(target, book.generation, rollout=False)
+        if after != book.generation:  # the kind's generation follows its annotations: keep the stamp true
+            records = format_records(book.records, book.key_fingerprint, generation=after, inputs=book.inputs)
+            ops.append(add_op(metadata_path(keys.sources), records))
+    return ops
+
+
+def event_name(target: Target | Listed, now: datetime, reason: str) -> str:
     suffix = hashlib.sha256(f"{target.uid}/{reason}/{now.isoformat()}".encode()).hexdigest()[:10]
     return f"{target.name[:240]}.{suffix}"
 
 
-def build_event(target: Target, *, reason: str, message: str, warning: bool, now: datetime) -> dict[str, Any]:
+def build_event(
+    target: Target | Listed, *, reason: str, message: str, warning: bool, now: datetime
+) -> dict[str, Any]:
     """A core/v1 Event on the workload. The message names configs, never their values."""
     stamp = format_time(now)
     return {
@@ -113,7 +155,7 @@ def build_event(target: Target, *, reason: str, message: str, warning: bool, now
     }
 
 
-def events_path(target: Target) -> str:
+def events_path(target: Target | Listed) -> str:
     return EVENTS.collection_path(target.namespace)
 
 

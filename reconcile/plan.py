@@ -1,8 +1,13 @@
 """What to do with each workload: the decision table of the contract, as pure functions.
 
-Inputs are the slim `Target` (what the cluster stored) and the `Observed` state of its sources (what
-the content is now); the output is an action with a human reason. No I/O, so every rule is tested
-as a table without any server.
+Inputs are the slim `Target` (what the cluster stored), the `Observed` state of its sources (what
+the content is now), the pass's clock and the default restart windows; the output is an action with a
+human reason. No I/O, so every rule is tested as a table without any server.
+
+Restart windows belong here, not in the writer: a rollout held back is a decision (`deferred`, with when
+the window opens), made before --max-rollouts counts, and the same for a pass, `explain` and a
+re-decision. Nothing is remembered: the next pass inside a window finds the stored hash still differs
+and rolls once, however often the content changed meanwhile.
 """
 
 from __future__ import annotations
@@ -11,9 +16,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from functools import lru_cache
 
 from reconcile.hashing import SourceToken, combine, key_fingerprint
-from reconcile.targets import Listed, SourceRecord, Target, format_time
+from reconcile.rollouts import RolloutCheck
+from reconcile.targets import Listed, SourceRecord, Target, WindowSetting, format_time
+from reconcile.windows import ALWAYS_OPEN, RestartWindows, WindowError, format_deferral, parse_windows
 
 
 class Action(StrEnum):
@@ -60,6 +68,43 @@ def stamp_generation(target: Target, observed: Observed) -> int | None:
     return target.generation if observed.complete else None
 
 
+def generation_after(target: Target | Listed, generation: int | None, *, rollout: bool) -> int | None:
+    """The generation the server holds after our patch: a rollout changes the pod template, part of the
+    spec, so the server bumps it once (not for a kind whose rolling annotations live in metadata); a kind
+    whose generation follows its annotations (`Kind.annotations_bump_generation`) is bumped by any write."""
+    if generation is None:
+        return None
+    in_spec = rollout and not target.kind.annotations_pointer.startswith("/metadata/")
+    # Every write of ours changes the workload's annotations: a Deployment's generation moves with them.
+    return generation + 1 if in_spec or target.kind.annotations_bump_generation else generation
+
+
+@lru_cache(maxsize=256)
+def _parse_cached(value: str) -> RestartWindows | WindowError:
+    try:
+        return parse_windows(value)
+    except WindowError as exc:
+        return exc
+
+
+def window_problem(setting: WindowSetting | None) -> str | None:
+    """The `skipped` reason of a malformed restart-window annotation (None when absent or valid)."""
+    if setting is None:
+        return None
+    parsed = _parse_cached(setting.value)
+    if isinstance(parsed, WindowError):
+        return f"malformed {setting.annotation} {setting.value!r}: {parsed}; nothing written"
+    return None
+
+
+def windows_of(setting: WindowSetting | None, default: RestartWindows) -> RestartWindows:
+    """The workload's windows: its annotation (an empty value is always open), else the config's."""
+    if setting is None:
+        return default
+    parsed = _parse_cached(setting.value)
+    return ALWAYS_OPEN if isinstance(parsed, WindowError) else parsed
+
+
 @dataclass(frozen=True)
 class Decision:
     action: Action
@@ -69,11 +114,14 @@ class Decision:
     configs: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
     observed: Observed | None = None
+    rollout: RolloutCheck | None = None
+    """Our recorded, unfinished rollout of this workload and its status as read in this pass."""
 
 
 def decide_early(target: Target | Listed) -> Decision | None:
-    """Decisions that need no source at all: opted out, operator-owned, suspended, nothing to patch.
-    A metadata-only `Listed` view answers the first two; the rest need the object's spec."""
+    """Decisions that need no source at all: opted out, operator-owned, a malformed restart window,
+    suspended, nothing to patch. A metadata-only `Listed` view answers the first three; the rest need
+    the object's spec."""
     if target.discovery.ignored:
         return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
     if target.owner is not None:
@@ -81,6 +129,9 @@ def decide_early(target: Target | Listed) -> Decision | None:
             Action.SKIPPED,
             f"owned by {target.owner}, whose controller would revert the patch; target that resource instead",
         )
+    problem = window_problem(target.restart_window)
+    if problem is not None:
+        return Decision(Action.SKIPPED, problem)
     if isinstance(target, Listed):
         return None
     if target.suspended:
@@ -116,9 +167,27 @@ def note_for(target: Target) -> str:
 
 
 def decide(
-    target: Target, observed: Observed, *, now: datetime, first_sight_rollout: bool = False
+    target: Target,
+    observed: Observed,
+    *,
+    now: datetime,
+    first_sight_rollout: bool = False,
+    windows: RestartWindows = ALWAYS_OPEN,
 ) -> Decision:
-    """The action for one workload whose sources were all read (see `decide_early` for the rest)."""
+    """The action for one workload whose sources were all read (see `decide_early` for the rest).
+
+    `windows` is the config's default restart window; a rollout of a kind that restarts pods is
+    `deferred` outside the workload's windows (adoption, refresh and CronJobs never are)."""
+    planned = _decide(target, observed, now=now, first_sight_rollout=first_sight_rollout)
+    if planned.action is not Action.ROLLOUT or not target.kind.rolls_pods:
+        return planned
+    closed = format_deferral(windows_of(target.restart_window, windows), now)
+    if closed is None:
+        return planned
+    return replace(planned, action=Action.DEFERRED, reason=join(closed, planned.reason))
+
+
+def _decide(target: Target, observed: Observed, *, now: datetime, first_sight_rollout: bool) -> Decision:
     configs = tuple(r.label for r in observed.records)
     if observed.missing_required:
         missing = bounded_join(observed.missing_required)

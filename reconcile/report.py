@@ -1,7 +1,10 @@
 """The report of a pass: the contract's JSON document and a short aligned table for people.
 
 Rows carry names of configs and hash values only, never content; the JSON shape is the contract's,
-plus an `api` block (requests, retries, bytes) and `interrupted` that the contract leaves open.
+plus an `api` block (requests, retries, bytes) and `interrupted` that the contract leaves open. A row
+carries `rollout_status` only when the pass read the status of an unfinished rollout of ours, and
+`summary.stalled` counts the stalled ones (an extra count: the action counts alone add up to
+`workloads`).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconcile.plan import BUDGET_REASON, Action, Decision
-from reconcile.targets import Listed, Target
+from reconcile.targets import STALLED, Listed, Target
 
 ACTION_ORDER = [a.value for a in Action]
 
@@ -26,6 +29,8 @@ class Row:
     configs: tuple[str, ...] = ()
     hash: str | None = None
     previous: str | None = None
+    rollout_status: str | None = None
+    """complete, progressing or stalled: our unfinished rollout's status read in this pass."""
 
     @classmethod
     def of(cls, target: Target | Listed, decision: Decision) -> Row:
@@ -38,6 +43,7 @@ class Row:
             configs=decision.configs,
             hash=decision.config_hash,
             previous=decision.previous,
+            rollout_status=decision.rollout.status.value if decision.rollout else None,
         )
 
     @classmethod
@@ -54,8 +60,12 @@ class Row:
     def by_budget(self) -> bool:
         return self.action == Action.DEFERRED.value and self.reason.startswith(BUDGET_REASON)
 
+    @property
+    def stalled(self) -> bool:
+        return self.rollout_status == STALLED
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "kind": self.kind,
             "namespace": self.namespace,
             "name": self.name,
@@ -65,6 +75,9 @@ class Row:
             "hash": self.hash,
             "previous": self.previous,
         }
+        if self.rollout_status is not None:
+            doc["rollout_status"] = self.rollout_status
+        return doc
 
 
 @dataclass
@@ -100,16 +113,21 @@ class Report:
     def summary(self) -> dict[str, int]:
         """Counts derived from the rows alone, so they always add up: `workloads` is the number of rows
         (a scope that could not be read or was not reached is one row, named `*`), and each row counts
-        once under its action."""
+        once under its action; `stalled`, an extra count, is the rows whose rollout of ours stalled."""
         counts = {"workloads": len(self.rows)}
         counts.update(dict.fromkeys(ACTION_ORDER, 0))
         for row in self.rows:
             counts[row.action] += 1
+        counts[STALLED] = sum(1 for row in self.rows if row.stalled)
         return counts
 
     @property
     def failed(self) -> bool:
         return any(r.action == Action.FAILED.value for r in self.rows)
+
+    @property
+    def stalled(self) -> bool:
+        return any(r.stalled for r in self.rows)
 
     @property
     def pending_rollouts(self) -> bool:
@@ -134,7 +152,7 @@ class Report:
     def render_text(self) -> str:
         """An aligned table of every workload that needs attention or was touched, then a summary line."""
         header = ("ACTION", "KIND", "NAMESPACE", "NAME", "REASON")
-        rows = [(r.action, r.kind, r.namespace, r.name, r.reason) for r in self.sorted_rows()]
+        rows = [(r.action, r.kind, r.namespace, r.name, with_status(r)) for r in self.sorted_rows()]
         lines = []
         if rows:
             widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
@@ -147,9 +165,15 @@ class Report:
     def summary_line(self) -> str:
         counts = self.summary()
         parts = [f"{counts[a]} {a}" for a in ACTION_ORDER if counts[a]]
+        stalled = f" ({counts[STALLED]} rollout(s) stalled)" if counts[STALLED] else ""
         mode = " (dry run: nothing written)" if self.dry_run else ""
         cut = " (interrupted: the next pass finishes the rest)" if self.interrupted else ""
         if self.budget_exhausted and not self.interrupted:
             cut = f" (time budget spent: {self.budget_deferred} deferred to the next pass)"
         body = ", ".join(parts) if parts else "nothing to do"
-        return f"{counts['workloads']} workloads: {body}{mode}{cut} in {self.duration:.2f}s"
+        return f"{counts['workloads']} workloads: {body}{stalled}{mode}{cut} in {self.duration:.2f}s"
+
+
+def with_status(row: Row) -> str:
+    """The reason, plus the rollout status when one was read (`...; rollout stalled`)."""
+    return f"{row.reason}; rollout {row.rollout_status}" if row.rollout_status else row.reason

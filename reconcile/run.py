@@ -52,7 +52,14 @@ UNLIMITED_REQUEST_SECONDS = 0.005
 
 def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rules:
     discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
-    return Rules(discovery, hash_key, now, first_sight_rollout=settings.first_sight == "rollout")
+    return Rules(
+        discovery,
+        hash_key,
+        now,
+        first_sight_rollout=settings.first_sight == "rollout",
+        windows=settings.restart_windows,
+        rollout_deadline=settings.rollout_deadline,
+    )
 
 
 def open_stage(
@@ -193,4 +200,3 @@ class PassWalk:
         if decision.action in (Action.ROLLOUT, Action.ADOPT, Action.REFRESH):
             return Decision(Action.DEFERRED, f"pass stopped (SIGTERM) before writing: {decision.reason}")
         return decision
-

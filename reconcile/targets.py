@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,6 +20,9 @@ from reconcile.pointer import resolve
 from reconcile.refs import KINDS, Discovery, DiscoverySettings, Reference, discover, is_true
 
 RECORDS_FORMAT = 1
+# States of a recorded rollout (annotation `rollout`); the report's `rollout_status` uses the same words.
+PROGRESSING, STALLED, COMPLETE = "progressing", "stalled", "complete"
+ROLLOUT_STATES = (PROGRESSING, STALLED, COMPLETE)
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
 
 
@@ -49,6 +52,14 @@ class Annotations:
     def run_on_change(self) -> str:
         return f"{self.prefix}/run-on-change"
 
+    @property
+    def restart_window(self) -> str:
+        return f"{self.prefix}/restart-window"
+
+    @property
+    def rollout(self) -> str:
+        return f"{self.prefix}/rollout"
+
 
 @dataclass(frozen=True, order=True)
 class SourceRecord:
@@ -67,6 +78,33 @@ class SourceRecord:
 
 
 @dataclass(frozen=True)
+class RolloutRecord:
+    """The last rollout kube-rehash started on a workload (annotation `rollout`), until it finished."""
+
+    generation: int | None
+    """The `metadata.generation` our patch produced (None: the server's generation was unknown)."""
+    at: datetime
+    changed: tuple[str, ...]
+    """Names of the sources whose change started it (`configmap/app`), never values."""
+    state: str = PROGRESSING
+    """`progressing`, `stalled` (the RolloutStalled Event was sent) or `complete`."""
+    text: str = field(default="", compare=False)
+    """The annotation's exact stored text, which a later bookkeeping patch tests before replacing it."""
+
+    @property
+    def finished(self) -> bool:
+        return self.state == COMPLETE
+
+
+@dataclass(frozen=True)
+class WindowSetting:
+    """A workload's restart-window annotation as written (parsed by the decision table)."""
+
+    annotation: str
+    value: str
+
+
+@dataclass(frozen=True)
 class Bookkeeping:
     """What the tool wrote on the workload's metadata in an earlier pass."""
 
@@ -79,6 +117,8 @@ class Bookkeeping:
     reference (see `records_trusted`)."""
     inputs: str = ""
     """`Target.inputs` at that write."""
+    rollout: RolloutRecord | None = None
+    """Our last rollout, while its status is watched (and after, with state `complete`)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +158,10 @@ class Target:
     """`metadata.generation`: the API server bumps it on every spec change, never on metadata edits."""
     inputs: str = ""
     """Digest of what discovery read besides the pod spec (annotations, kind pointers)."""
+    restart_window: WindowSetting | None = None
+    status_view: Mapping[str, Any] | None = None
+    """Generation, the spec fields the rollout status rules read, and `status`: kept only while our
+    recorded rollout is unfinished, so its status is judged from this read without another GET."""
 
     @property
     def ref(self) -> str:
@@ -139,6 +183,7 @@ class Listed:
     generation: int | None = None
     inputs: str = ""
     owner: str | None = None
+    restart_window: WindowSetting | None = None
 
     @property
     def ref(self) -> str:
@@ -209,6 +254,46 @@ def parse_records(text: Any) -> RecordsDoc | None:
     )
 
 
+def format_rollout(record: RolloutRecord) -> str:
+    """Compact JSON: `{"g": generation, "t": time, "c": [source names], "s": state}`."""
+    doc: dict[str, Any] = {"g": record.generation, "t": format_time(record.at), "c": list(record.changed)}
+    doc["s"] = record.state
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def parse_rollout(text: Any) -> RolloutRecord | None:
+    """The `rollout` annotation; None when absent or unreadable (then nothing is watched)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    generation, changed, state = doc.get("g"), doc.get("c"), doc.get("s")
+    at = parse_time(doc.get("t"))
+    if generation is not None and (not isinstance(generation, int) or isinstance(generation, bool)):
+        return None
+    if at is None or state not in ROLLOUT_STATES or not isinstance(changed, list):
+        return None
+    if not all(isinstance(name, str) for name in changed):
+        return None
+    return RolloutRecord(generation, at, tuple(changed), state, text)
+
+
+def status_view(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What the rollout status rules read of a workload (health.py), and nothing else."""
+    metadata = obj.get("metadata")
+    spec = obj.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    return {
+        "metadata": {"generation": metadata.get("generation") if isinstance(metadata, Mapping) else None},
+        "spec": {k: spec[k] for k in ("replicas", "paused", "updateStrategy") if k in spec},
+        "status": obj.get("status") if isinstance(obj.get("status"), Mapping) else {},
+    }
+
+
 def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookkeeping:
     stored = annotations.get(keys.config_hash)
     parsed = parse_records(annotations.get(keys.sources))
@@ -219,6 +304,7 @@ def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookk
         last_rollout=parse_time(annotations.get(keys.last_rollout)),
         generation=parsed.generation if parsed else None,
         inputs=parsed.inputs if parsed else "",
+        rollout=parse_rollout(annotations.get(keys.rollout)),
     )
 
 
@@ -256,6 +342,9 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
     template_metadata = resolve(obj, kind.template + "/metadata") if kind.template else rolling
     strategy = resolve(obj, kind.update_strategy) if kind.update_strategy else None
     holder = kind.template if kind.template is not None else kind.annotations_pointer.rsplit("/", 1)[0]
+    bookkeeping = read_bookkeeping(annotations, keys)
+    window = annotations.get(keys.restart_window)
+    watched = bookkeeping.rollout is not None and not bookkeeping.rollout.finished
     return Target(
         kind=kind,
         namespace=namespace,
@@ -266,7 +355,7 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         template_hash=template_hash if isinstance(template_hash, str) and template_hash else None,
         annotations_map_present=isinstance(rolling, Mapping),
         template_metadata_present=isinstance(template_metadata, Mapping),
-        bookkeeping=read_bookkeeping(annotations, keys),
+        bookkeeping=bookkeeping,
         suspended=kind.suspend is not None and resolve(obj, kind.suspend) is True,
         paused=kind.paused is not None and resolve(obj, kind.paused) is True,
         on_delete=strategy == "OnDelete",
@@ -277,6 +366,8 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         template_present=isinstance(resolve(obj, holder), Mapping),
         generation=generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
         inputs=target_inputs(discovery, kind),
+        restart_window=WindowSetting(keys.restart_window, str(window)) if window is not None else None,
+        status_view=status_view(obj) if watched else None,
     )
 
 
@@ -300,6 +391,7 @@ def read_listed(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         generation=view.generation,
         inputs=view.inputs,
         owner=view.owner,
+        restart_window=view.restart_window,
     )
 
 

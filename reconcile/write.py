@@ -5,6 +5,10 @@ failed precondition (422 from a JSON-patch `test`, or 409) means someone changed
 read it: read it again and decide again through the same planner entry point as the pass, a bounded
 number of times, so nobody's change is lost and two overlapping passes never roll a workload twice for
 one change. A write the budget no longer allows is `deferred`; `--max-rollouts` counts over the pass.
+
+Rollout health is bookkeeping, not a rollout: a stalled rollout of ours gets one RolloutStalled Event,
+sent only after a guarded metadata patch moved its record to `stalled` (so a later or overlapping pass
+never sends it again), and a complete one is recorded `complete` so its status is not read again.
 """
 
 from __future__ import annotations
@@ -19,11 +23,20 @@ from typing import Any
 
 from reconcile.decide import Subject
 from reconcile.errors import Conflict, Invalid, PassCut, RehashError, Stopped
+from reconcile.health import RolloutStatus
 from reconcile.kube.client import KubeClient, PatchType
-from reconcile.patches import build_event, build_job, build_patch, events_path, jobs_path
+from reconcile.patches import (
+    build_event,
+    build_job,
+    build_patch,
+    events_path,
+    jobs_path,
+    rollout_state_patch,
+)
 from reconcile.plan import WRITING_ACTIONS, Action, Decision, apply_budget, defer_for_budget
 from reconcile.report import Row
-from reconcile.targets import Annotations, Target
+from reconcile.rollouts import RolloutCheck, stall_message
+from reconcile.targets import COMPLETE, PROGRESSING, STALLED, Annotations, Target
 
 log = logging.getLogger(__name__)
 MAX_REDECIDE = 3
@@ -68,7 +81,7 @@ class Writer:
         planned = self.limit_rollouts(planned)
         workers = max(1, self.options.concurrency)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rehash-write") as pool:
-            return list(pool.map(lambda item: self.write_one(*item), planned))
+            return list(pool.map(lambda item: self.track(item[0], item[1], self.write_one(*item)), planned))
 
     def limit_rollouts(self, planned: Sequence[tuple[Subject, Decision]]) -> list[tuple[Subject, Decision]]:
         limit = self.options.max_rollouts
@@ -120,6 +133,43 @@ class Writer:
                 return self.fail(target, decision, problem)
             return Row.of(target, decision)
         raise AssertionError("unreachable")
+
+    def track(self, subject: Subject, decision: Decision, row: Row) -> Row:
+        """Record what became of our last rollout: `stalled` (then one Event) or `complete`. A rollout
+        written in this pass replaces the record, so the old one's status no longer applies."""
+        found = decision.rollout
+        if found is None or row.action == Action.FAILED.value:
+            return row
+        if row.action == Action.ROLLOUT.value and self.options.dry_run == "none":
+            return replace(row, rollout_status=None)
+        if found.status is RolloutStatus.STALLED and found.record.state == PROGRESSING:
+            if self.move(subject, found, STALLED):
+                message = stall_message(subject, found, self.now)
+                self.emit(subject, "RolloutStalled", f"kube-rehash: {message}", warning=True)
+        elif found.status is RolloutStatus.COMPLETE:
+            self.move(subject, found, COMPLETE)
+        return row
+
+    def move(self, subject: Subject, found: RolloutCheck, state: str) -> bool:
+        """Move the rollout record to `state` with a guarded metadata-only patch; whether it was sent
+        (a failed test means another pass or a new rollout replaced the record: nothing to do)."""
+        if self.client_dry_run:
+            return False
+        ops = rollout_state_patch(subject, found.record, state, self.keys)
+        path = subject.kind.object_path(subject.namespace, subject.name)
+        try:
+            self.client.patch(path, ops, patch_type=PatchType.JSON, dry_run=self.server_dry_run)
+        except PassCut:
+            log.info("rollout of %s not recorded %s: the pass may start no more requests", subject.ref, state)
+            return False
+        except (Conflict, Invalid) as exc:
+            log.info("rollout record of %s changed since it was read (%s)", subject.ref, exc.code)
+            return False
+        except RehashError as exc:
+            log.warning("recording the rollout of %s as %s failed: %s", subject.ref, state, exc)
+            return False
+        log.info("rollout of %s is %s", subject.ref, state)
+        return True
 
     def cut(self, exc: PassCut, decision: Decision) -> Decision:
         """The decision a write the pass may no longer send becomes: deferred, saying why."""
@@ -174,7 +224,7 @@ class Writer:
         )
         return Row.of(target, replace(decision, action=Action.FAILED, reason=reason))
 
-    def emit(self, target: Target, reason: str, message: str, *, warning: bool) -> None:
+    def emit(self, target: Subject, reason: str, message: str, *, warning: bool) -> None:
         if not self.options.events or self.client_dry_run:
             return
         event = build_event(target, reason=reason, message=message, warning=warning, now=self.now)

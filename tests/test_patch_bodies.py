@@ -6,11 +6,19 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from reconcile.kube.kinds import CRONJOB, DEPLOYMENT
-from reconcile.patches import build_event, build_job, build_patch, job_name
+from reconcile.kube.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
+from reconcile.patches import build_event, build_job, build_patch, job_name, rollout_state_patch
 from reconcile.plan import Action, Decision, Observed
 from reconcile.refs import Discovery
-from reconcile.targets import Annotations, Bookkeeping, SourceRecord, Target
+from reconcile.targets import (
+    Annotations,
+    Bookkeeping,
+    RolloutRecord,
+    SourceRecord,
+    Target,
+    format_rollout,
+    parse_rollout,
+)
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 KEYS = Annotations()
@@ -29,20 +37,61 @@ def target(**kw: object) -> Target:
     return replace(base, **kw)  # type: ignore[arg-type]
 
 
-def decision(action: Action, previous: str | None = None) -> Decision:
-    return Decision(action, "r", config_hash="v1:new", previous=previous, observed=OBS)
+def decision(action: Action, previous: str | None = None, changed: tuple[str, ...] = ()) -> Decision:
+    return Decision(action, "r", config_hash="v1:new", previous=previous, observed=OBS, changed=changed)
 
 
-def test_rollout_tests_both_stored_values_and_sets_template_and_bookkeeping() -> None:
-    t = target(template_hash="v1:old", bookkeeping=Bookkeeping("v1:old"))
-    assert build_patch(t, decision(Action.ROLLOUT, "v1:old"), OBS, now=NOW, keys=KEYS) == [
+def test_rollout_tests_both_stored_values_and_sets_template_bookkeeping_and_the_rollout_record() -> None:
+    t = target(template_hash="v1:old", bookkeeping=Bookkeeping("v1:old"), generation=4)
+    ops = build_patch(t, decision(Action.ROLLOUT, "v1:old", ("configmap/app",)), OBS, now=NOW, keys=KEYS)
+    record = '{"g":5,"t":"2026-11-21T12:00:00Z","c":["configmap/app"],"s":"progressing"}'
+    assert ops == [
         {"op": "test", "path": TPL, "value": "v1:old"},
         {"op": "test", "path": META + "config-hash", "value": "v1:old"},
         {"op": "add", "path": TPL, "value": "v1:new"},
         {"op": "add", "path": META + "config-hash", "value": "v1:new"},
-        {"op": "add", "path": META + "sources", "value": RECORDS},
+        {"op": "add", "path": META + "sources", "value": RECORDS[:-1] + ',"g":5,"i":""}'},
         {"op": "add", "path": META + "last-rollout", "value": "2026-11-21T12:00:00Z"},
+        {"op": "add", "path": META + "rollout", "value": record},
     ]
+
+
+def test_a_rollout_record_without_changed_names_names_every_source_and_never_a_value() -> None:
+    first_sight = replace(decision(Action.ROLLOUT), configs=("configmap/app",))
+    ops = build_patch(target(kind=STATEFULSET), first_sight, OBS, now=NOW, keys=KEYS)
+    record = parse_rollout(ops[-1]["value"])
+    assert record == RolloutRecord(None, NOW, ("configmap/app",), "progressing")
+    assert "bbbb" not in ops[-1]["value"]
+
+
+def test_a_cronjob_rollout_records_no_rollout_to_watch() -> None:
+    t = target(kind=CRONJOB, bookkeeping=Bookkeeping("v1:old"))
+    ops = build_patch(t, decision(Action.ROLLOUT), OBS, now=NOW, keys=KEYS)
+    assert all(not op["path"].endswith("~1rollout") for op in ops)
+
+
+def test_moving_a_rollout_record_tests_the_stored_record_and_hash_and_touches_metadata_only() -> None:
+    text = '{"g":5,"t":"2026-11-21T12:00:00Z","c":["configmap/app"],"s":"progressing"}'
+    record = parse_rollout(text)
+    assert record is not None and format_rollout(record) == text
+    t = target(bookkeeping=Bookkeeping("v1:new", rollout=record))
+    assert rollout_state_patch(t, record, "stalled", KEYS) == [
+        {"op": "test", "path": META + "rollout", "value": text},
+        {"op": "test", "path": META + "config-hash", "value": "v1:new"},
+        {"op": "add", "path": META + "rollout", "value": text.replace("progressing", "stalled")},
+    ]
+
+
+def test_unreadable_rollout_records_are_ignored() -> None:
+    for text in (
+        "",
+        "[]",
+        '{"g":"5","t":"2026-11-21T12:00:00Z","c":[],"s":"progressing"}',
+        '{"g":5,"t":"yesterday","c":[],"s":"progressing"}',
+        '{"g":5,"t":"2026-11-21T12:00:00Z","c":[],"s":"done"}',
+        None,
+    ):
+        assert parse_rollout(text) is None
 
 
 def test_rollout_that_creates_the_template_annotations_map_pins_the_resource_version() -> None:
