@@ -167,7 +167,7 @@ def without_ours(obj: dict[str, Any]) -> dict[str, Any]:
     return copy  # type: ignore[no-any-return]
 
 
-OURS = frozenset({"config-hash", "sources", "last-rollout"})
+OURS = frozenset({"config-hash", "sources", "last-rollout", "rollout"})
 
 
 def foreign_changes(sim: Simulator, resource: str, namespace: str, name: str) -> list[tuple[int, Any, Any]]:

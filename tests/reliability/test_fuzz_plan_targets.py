@@ -165,7 +165,7 @@ def test_decisions_and_patches_never_raise_and_only_touch_our_annotations(
     if decision.action in WRITING_ACTIONS:
         assert target.template_present  # nothing is written where there is no template to patch
         ops = build_patch(target, decision, seen, now=NOW, keys=KEYS)
-        ours = {KEYS.config_hash, KEYS.sources, KEYS.last_rollout}
+        ours = {KEYS.config_hash, KEYS.sources, KEYS.last_rollout, KEYS.rollout}
         for op in ops:
             assert op["op"] in ("test", "add")
             if op["op"] == "add":
