@@ -227,8 +227,11 @@ def stamp_of(ops: list[dict[str, Any]]) -> Any:
     [
         (Action.ROLLOUT, DEPLOYMENT, True, 4),  # the template annotation is spec: one bump
         (Action.ROLLOUT, CRONJOB, True, 4),
-        (Action.REFRESH, DEPLOYMENT, True, 3),  # metadata only: no bump
-        (Action.ADOPT, DEPLOYMENT, True, 3),
+        (Action.REFRESH, CRONJOB, True, 3),  # metadata only: no bump
+        (Action.ADOPT, CRONJOB, True, 3),
+        # A Deployment's generation also follows its annotations (Kind.annotations_bump_generation).
+        (Action.REFRESH, DEPLOYMENT, True, 4),
+        (Action.ADOPT, DEPLOYMENT, True, 4),
         (Action.ROLLOUT, DEPLOYMENT, False, None),  # an ignored source or search mode: never trusted
     ],
 )
