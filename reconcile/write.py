@@ -79,9 +79,23 @@ class Writer:
     def write_batch(self, planned: Sequence[tuple[Subject, Decision]]) -> list[Row]:
         """Write one batch's decisions (rollouts past --max-rollouts deferred) and return its rows."""
         planned = self.limit_rollouts(planned)
+
+        def write(item: tuple[Subject, Decision]) -> Row:
+            return self.track(item[0], item[1], self.write_one(*item))
+
+        if not any(self.may_write(subject, decision) for subject, decision in planned):
+            return [write(item) for item in planned]  # a steady batch: no thread pool to start
         workers = max(1, self.options.concurrency)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rehash-write") as pool:
-            return list(pool.map(lambda item: self.track(item[0], item[1], self.write_one(*item)), planned))
+            return list(pool.map(write, planned))
+
+    def may_write(self, subject: Subject, decision: Decision) -> bool:
+        """Whether writing this decision may send a request (a patch, or a rollout record's update)."""
+        if self.client_dry_run:
+            return False
+        return decision.rollout is not None or (
+            decision.action in WRITING_ACTIONS and isinstance(subject, Target)
+        )
 
     def limit_rollouts(self, planned: Sequence[tuple[Subject, Decision]]) -> list[tuple[Subject, Decision]]:
         limit = self.options.max_rollouts
