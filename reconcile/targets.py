@@ -229,15 +229,21 @@ def format_records(
     return json.dumps(doc, separators=(",", ":"))
 
 
-def parse_records(text: Any) -> RecordsDoc | None:
-    """The `sources` annotation's records, key fingerprint and spec stamp; None when absent or unreadable."""
+def load_object(text: Any) -> dict[str, Any] | None:
+    """The JSON object an annotation of ours holds; None when absent or not a JSON object."""
     if not isinstance(text, str):
         return None
     try:
         doc = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(doc, dict) or doc.get("v") != RECORDS_FORMAT or not isinstance(doc.get("s"), list):
+    return doc if isinstance(doc, dict) else None
+
+
+def parse_records(text: Any) -> RecordsDoc | None:
+    """The `sources` annotation's records, key fingerprint and spec stamp; None when absent or unreadable."""
+    doc = load_object(text)
+    if doc is None or doc.get("v") != RECORDS_FORMAT or not isinstance(doc.get("s"), list):
         return None
     records = []
     for row in doc["s"]:
@@ -263,13 +269,8 @@ def format_rollout(record: RolloutRecord) -> str:
 
 def parse_rollout(text: Any) -> RolloutRecord | None:
     """The `rollout` annotation; None when absent or unreadable (then nothing is watched)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(doc, dict):
+    doc = load_object(text)
+    if doc is None:
         return None
     generation, changed, state = doc.get("g"), doc.get("c"), doc.get("s")
     at = parse_time(doc.get("t"))
