@@ -17,10 +17,9 @@ from reconcile.decide import references_of
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import Kind
 from reconcile.plan import Action, Decision, decide_early, window_problem, windows_of
-from reconcile.planner import plan_targets, read_workload
+from reconcile.planner import open_stage, plan_targets, read_workload, rules_for
 from reconcile.refs import DiscoverySettings, Reference, source_ignored
 from reconcile.rollouts import check
-from reconcile.run import open_stage, rules_for
 from reconcile.settings import Settings
 from reconcile.sources import NamespaceSources, SourceKey
 from reconcile.targets import Target, format_time

@@ -2,17 +2,23 @@
 
 A pass goes through it batch by batch (via `ReadStage.read_batch`); `explain` and the re-decision after a
 failed write precondition go through `plan_targets` here, so all three decide with the same reads and
-the same rules.
+the same rules (`rules_for`, `open_stage`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 
-from reconcile.decide import content_needed, decide_target
+from reconcile.decide import Rules, content_needed, decide_target
+from reconcile.fetch import SourceReader
+from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import Kind
 from reconcile.plan import Action, Decision
 from reconcile.read import ReadStage
+from reconcile.refs import DiscoverySettings
+from reconcile.settings import Settings
 from reconcile.targets import Target, read_target
 
 
@@ -36,3 +42,26 @@ def redecide(stage: ReadStage, target: Target) -> tuple[Target, Decision]:
 
 def read_workload(stage: ReadStage, kind: Kind, namespace: str, name: str) -> Target:
     return read_target(stage.client.get(kind.object_path(namespace, name)), kind, stage.rules.discovery)
+
+
+def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rules:
+    """The decision rules of one pass (or one `explain`): settings, hash key and clock."""
+    discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
+    return Rules(
+        discovery,
+        hash_key,
+        now,
+        first_sight_rollout=settings.first_sight == "rollout",
+        windows=settings.restart_windows,
+        rollout_deadline=settings.rollout_deadline,
+    )
+
+
+def open_stage(
+    settings: Settings, client: KubeClient, executor: ThreadPoolExecutor, rules: Rules
+) -> ReadStage:
+    """The read stage of one pass (or one `explain`), with its source reader."""
+    reader = SourceReader(
+        client, executor, mode=settings.fetch, settings=rules.discovery, hash_key=rules.hash_key
+    )
+    return ReadStage(client, executor, reader, rules)

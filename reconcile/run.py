@@ -18,15 +18,13 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from reconcile.budget import Budget
-from reconcile.decide import Rules, decide_batch
+from reconcile.decide import decide_batch
 from reconcile.errors import PassCut, RehashError
-from reconcile.fetch import SourceReader
 from reconcile.kube.client import KubeClient
 from reconcile.listing import covers_whole_cluster, list_targets
 from reconcile.plan import Action, Decision, defer_for_budget
-from reconcile.planner import redecide
+from reconcile.planner import open_stage, redecide, rules_for
 from reconcile.read import ReadStage, prefetch_kinds
-from reconcile.refs import DiscoverySettings
 from reconcile.report import Report, Row
 from reconcile.settings import Settings
 from reconcile.targets import Annotations, Listed
@@ -48,27 +46,6 @@ log = logging.getLogger(__name__)
 REQUESTS_PER_FULL_READ = 4
 # Seconds per request assumed when no rate limit is set (qps 0), for the same estimate.
 UNLIMITED_REQUEST_SECONDS = 0.005
-
-
-def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rules:
-    discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
-    return Rules(
-        discovery,
-        hash_key,
-        now,
-        first_sight_rollout=settings.first_sight == "rollout",
-        windows=settings.restart_windows,
-        rollout_deadline=settings.rollout_deadline,
-    )
-
-
-def open_stage(
-    settings: Settings, client: KubeClient, executor: ThreadPoolExecutor, rules: Rules
-) -> ReadStage:
-    reader = SourceReader(
-        client, executor, mode=settings.fetch, settings=rules.discovery, hash_key=rules.hash_key
-    )
-    return ReadStage(client, executor, reader, rules)
 
 
 def run_pass(
