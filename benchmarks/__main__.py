@@ -5,7 +5,9 @@ and measures, in one run, a steady-state pass (after a first adopting pass) and 
 the referenced sources changed, for kube-rehash, the naive script (benchmarks/naive.py) and the floor
 (benchmarks/floor.py). Optional extra scenarios: `--shards N` (per-shard workloads and requests, on the
 default shape and, with `--skewed-shards S`, on a cluster keeping the share S of its workloads in one
-namespace) and `--unrelated-secrets F` (Secrets nobody references grow Fx: peak RSS must stay flat).
+namespace), `--unrelated-secrets F` (Secrets nobody references grow Fx: peak RSS must stay flat) and
+`--real-scale S` (benchmarks/real.py: the same passes against a real kube-apiserver at scale S, beside the
+simulator at that shape; `--only-real` runs just that).
 Results go to a JSON file and, with `--chart`, to a matplotlib chart (matplotlib is imported only then).
 """
 
@@ -243,6 +245,16 @@ def main(argv: list[str] | None = None) -> int:
         default=5,
         help="steady passes per contender at 1x (other runs: one); the median wall is reported",
     )
+    parser.add_argument(
+        "--real-scale",
+        type=float,
+        default=0,
+        help="also run the first, steady and change passes at this scale (e.g. 0.25) against the real "
+        "control plane of tests/cluster, beside the simulator at the same shape (0: skip)",
+    )
+    parser.add_argument(
+        "--only-real", action="store_true", help="with --real-scale: run only that scenario (no --scales)"
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
     parser.add_argument("--chart", type=Path, default=None, help="draw the chart here (needs matplotlib)")
     parser.add_argument("--workdir", type=Path, default=None)
@@ -268,7 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     }
     with tempfile.TemporaryDirectory(prefix="kube-rehash-bench-", dir=args.workdir) as tmp:
         workdir = Path(tmp)
-        for factor in (int(f) for f in args.scales.split(",")):
+        if args.real_scale:
+            results["real"] = real_and_simulated(args, base, workdir)
+            write_results(results, args.out)
+        if args.only_real:
+            args.scales, args.shards, args.defaults, args.unrelated_secrets = "", 0, 0, 0
+        for factor in (int(f) for f in args.scales.split(",") if f):
             shards = args.shards if factor == 1 else 0
             results["scales"][str(factor)] = scenario(
                 base.scaled(factor),
@@ -319,6 +336,36 @@ def main(argv: list[str] | None = None) -> int:
         draw(results, args.chart)
         print(f"chart: {args.chart}")
     return 0
+
+
+def real_and_simulated(args: argparse.Namespace, base: Shape, workdir: Path) -> dict[str, Any]:
+    """The real control plane at `--real-scale` (benchmarks/real.py), then the simulator at the same shape
+    with the same passes (qps 0, and the shipped defaults' first install), for a side-by-side."""
+    from benchmarks.real import real_scenario, scaled
+
+    repeat = 3
+    real_dir = workdir / "real"
+    real_dir.mkdir()
+    server = real_scenario(
+        args.real_scale, real_dir, base=base, change_fraction=args.change_fraction, repeat=repeat
+    )
+    shape = scaled(base, args.real_scale)
+    print(f"[simulator {args.real_scale}x] the same shape")
+    simulated = scenario(shape, workdir, change_fraction=args.change_fraction, shards=0, qps=0, repeat=repeat)
+    defaults = defaults_scenario(
+        shape,
+        workdir,
+        kube_rehash=KUBE_REHASH,
+        naive=[sys.executable, "-m", "benchmarks.naive"],
+        change_fraction=args.change_fraction,
+    )
+    return {
+        "scale": args.real_scale,
+        "repeat": repeat,
+        "server": server,
+        "simulator": simulated,
+        "simulator_defaults": defaults,
+    }
 
 
 def write_results(results: dict[str, Any], path: Path) -> None:

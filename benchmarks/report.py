@@ -216,6 +216,46 @@ def trade_offs(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def real_table(real: dict[str, Any]) -> list[str]:
+    """The real kube-apiserver beside the simulator, same shape and passes (benchmarks/real.py)."""
+    server, sim, sim_defaults = real["server"], real["simulator"], real["simulator_defaults"]
+    lines = [
+        "| pass | tool | real: wall (s) | real: requests | real: writes "
+        "| simulator: wall (s) | simulator: requests | simulator: writes |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    rows: list[tuple[str, str, dict[str, Any] | None, dict[str, Any] | None]] = []
+    for tool in ("kube-rehash", "naive"):
+        rows.append(("first (adoption), qps 0", tool, server["first"].get(tool), sim["first"].get(tool)))
+    if "defaults" in server:
+        first = sim_defaults["first"][0] if sim_defaults.get("first") else None
+        rows.append(("first, shipped defaults", "kube-rehash", server["defaults"]["first"], first))
+        rows.append(
+            (
+                "steady, shipped defaults",
+                "kube-rehash",
+                server["defaults"]["steady"],
+                sim_defaults.get("steady"),
+            )
+        )
+    repeat = real.get("repeat", 1)
+    for phase, label in (
+        ("steady", f"steady (median of {repeat})"),
+        ("change", "after 5% of the sources changed"),
+    ):
+        for tool in server[phase]:
+            rows.append((label, tool, server[phase][tool], sim[phase].get(tool)))
+    for label, tool, r, s in rows:
+        cells = [
+            f"{x['wall_s']:.2f} | {x['requests']} | {x['writes']}"
+            if x
+            else f"{MISSING} | {MISSING} | {MISSING}"
+            for x in (r, s)
+        ]
+        lines.append(f"| {label} | {tool} | {cells[0]} | {cells[1]} |")
+    return lines
+
+
 def summarize(results: dict[str, Any]) -> str:
     lines = [f"command: {results['command']}", f"machine: {results['machine']}", ""]
     for factor, scale in results["scales"].items():
@@ -247,6 +287,11 @@ def summarize(results: dict[str, Any]) -> str:
     if defaults:
         lines.append(f"## shipped defaults (qps 20, timeout 240), {defaults['shape']['workloads']} workloads")
         lines.extend(defaults_table(defaults))
+        lines.append("")
+    real = results.get("real")
+    if real:
+        lines.append(f"## real kube-apiserver ({real['server']['server']}) vs simulator, {real['scale']}x")
+        lines.extend(real_table(real))
         lines.append("")
     if trade_offs(results):
         lines.append("## ways of reading the sources (1x steady)")
