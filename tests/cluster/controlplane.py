@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -45,6 +46,10 @@ GO_MOD = REPO / "tests" / "cluster" / "go.mod"
 CACHE = REPO / ".cache" / "control-plane"
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 KWOK_STAGES = "kwok-stages.yaml"
+KWOK_MODULE = REPO / "tests" / "cluster" / "kwok" / "go.mod"
+# kwok's Stage CRD, inside the pinned kwok module (for `control_plane(kwok_stage_crds=True)`).
+KWOK_STAGE_CRD = Path("kustomize", "crd", "bases", "kwok.x-k8s.io_stages.yaml")
+STAGES_API = "/apis/kwok.x-k8s.io/v1alpha1/stages"
 # Users of the static token file besides the components: tests bind them to roles through RBAC.
 TEST_USERS = tuple(f"rehash-user-{i}" for i in range(4))
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
@@ -84,6 +89,22 @@ def pinned_version() -> str:
     if not match:
         raise ControlPlaneError(f"{GO_MOD} does not pin k8s.io/kubernetes")
     return match[1]
+
+
+def kwok_stage_crd() -> Path:
+    """kwok's Stage CRD from the Go module cache, at the version tests/cluster/kwok/go.mod pins."""
+    match = re.search(r"^\s*(?:require\s+)?sigs\.k8s\.io/kwok\s+(v\S+)", KWOK_MODULE.read_text(), re.M)
+    if not match:
+        raise ControlPlaneError(f"{KWOK_MODULE} does not pin sigs.k8s.io/kwok")
+    cache = os.environ.get("GOMODCACHE") or str(
+        Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg/mod"
+    )
+    path = Path(cache) / f"sigs.k8s.io/kwok@{match[1]}" / KWOK_STAGE_CRD
+    if not path.is_file():
+        raise ControlPlaneError(
+            f"kwok's Stage CRD is not in the Go module cache: {path} (run `make control-plane`)"
+        )
+    return path
 
 
 def binary_dir() -> Path:
@@ -456,12 +477,21 @@ def _node_ready(cp: ControlPlane, name: str) -> bool:
 
 @contextlib.contextmanager
 def control_plane(
-    binaries: Path | None = None, *, nodes: int = 3, keep_workdir: bool = False, timeout: float = 90.0
+    binaries: Path | None = None,
+    *,
+    nodes: int = 3,
+    keep_workdir: bool = False,
+    timeout: float = 90.0,
+    kwok_stage_crds: bool = False,
 ) -> Iterator[ControlPlane]:
     """Start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok with `nodes` fake Nodes.
 
     Yields when the apiserver is ready, the controllers run (the `default` ServiceAccount exists) and every
     Node is Ready. Everything is stopped, and the temp dir removed (unless `keep_workdir`), on exit.
+
+    With `kwok_stage_crds`, kwok reads its stages from Stage objects (kwok `--enable-crds=Stage`) instead of
+    a file: the CRD and the same default stages are created first, and a test can add its own Stage at run
+    time (POST to STAGES_API), e.g. to keep some pods from ever becoming Ready.
     """
     bin_dir = binaries or binary_dir()
     if missing := missing_binaries(bin_dir):
@@ -469,7 +499,7 @@ def control_plane(
     workdir = Path(tempfile.mkdtemp(prefix="kube-rehash-cp-"))
     components: list[Component] = []
     try:
-        yield _start(bin_dir, workdir, components, nodes, timeout)
+        yield _start(bin_dir, workdir, components, nodes, timeout, kwok_stage_crds=kwok_stage_crds)
     finally:
         for component in reversed(components):  # kwok first, etcd last
             _stop(component.proc)
@@ -477,8 +507,30 @@ def control_plane(
             shutil.rmtree(workdir, ignore_errors=True)
 
 
+def _install_stage_crds(cp: ControlPlane, stages: Path, timeout: float, components: list[Component]) -> None:
+    """kwok's Stage CRD, established, then the default stages of `stages` as Stage objects."""
+    crd = yaml.safe_load(kwok_stage_crd().read_text())
+    cp.api("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+
+    def established() -> bool:
+        path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+        conditions = (cp.api("GET", path).get("status") or {}).get("conditions") or []
+        return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+
+    wait_for("kwok's Stage CRD to be established", established, timeout, components)
+    for stage in yaml.safe_load_all(stages.read_text()):
+        if stage:
+            cp.api("POST", STAGES_API, stage)
+
+
 def _start(
-    bin_dir: Path, workdir: Path, components: list[Component], nodes: int, timeout: float
+    bin_dir: Path,
+    workdir: Path,
+    components: list[Component],
+    nodes: int,
+    timeout: float,
+    *,
+    kwok_stage_crds: bool = False,
 ) -> ControlPlane:
     pki = write_pki(workdir)
     users = {
@@ -595,12 +647,19 @@ def _start(
         workdir,
         components,
     )
+    if kwok_stage_crds:
+        _install_stage_crds(cp, bin_dir / KWOK_STAGES, timeout, components)
+        # An empty configuration file: kwok refuses Stages in --config together with --enable-crds=Stage.
+        (workdir / "kwok.yaml").write_text("")
+        stage_flags = [f"--config={workdir / 'kwok.yaml'}", "--enable-crds=Stage"]
+    else:
+        stage_flags = [f"--config={bin_dir / KWOK_STAGES}"]
     _spawn(
         "kwok",
         [
             str(bin_dir / "kwok"),
             f"--kubeconfig={kubeconfig('kwok')}",
-            f"--config={bin_dir / KWOK_STAGES}",
+            *stage_flags,
             "--manage-all-nodes=false",
             f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake",
             "--node-lease-duration-seconds=40",
