@@ -193,6 +193,26 @@ class Loader:
             list(pool.map(lambda o: self.send("PUT", f"{collection(o)}/{o['metadata']['name']}", o), objects))
 
 
+def settle(load: Loader, timeout: float = 120.0) -> float:
+    """Wait until the controllers observed every Deployment, StatefulSet and DaemonSet spec (seconds waited).
+
+    Measured passes start on a quiet cluster, as a first install on a running one would: a controller
+    still writing the status of workloads just created or replaced makes a pass's patches conflict (409).
+    """
+    started = time.monotonic()
+    while True:
+        behind = 0
+        for plural in ("deployments", "statefulsets", "daemonsets"):
+            for item in load.send("GET", f"/apis/apps/v1/{plural}").json()["items"]:
+                observed = (item.get("status") or {}).get("observedGeneration", 0)
+                behind += observed < item["metadata"]["generation"]
+        if not behind:
+            return round(time.monotonic() - started, 1)
+        if time.monotonic() - started > timeout:
+            raise RuntimeError(f"{behind} workloads not observed by their controllers after {timeout:.0f} s")
+        time.sleep(1.0)
+
+
 def service_account_token(load: Loader, name: str) -> str:
     """A ServiceAccount in BENCH_NS bound to cluster-admin, and a 1-hour token for it."""
     load.send("POST", f"/api/v1/namespaces/{BENCH_NS}/serviceaccounts", {"metadata": {"name": name}})
@@ -276,6 +296,7 @@ def real_scenario(
         load.create_all(namespaces)
         load.create_all([o for o in objects if o["kind"] != "Namespace"])
         result["load_s"] = round(time.monotonic() - loading, 1)
+        result["settle_s"] = settle(load)
         log(f"[real {factor}x] loaded {len(objects)} objects in {result['load_s']:.0f}s ({shape.label()})")
         references = workdir / "references.json"
         references.write_text(json.dumps(cluster.referenced))
@@ -328,6 +349,7 @@ def real_scenario(
             # A first install at the shipped defaults (no config file) needs workloads nobody adopted yet:
             # put them back as generated, then one first pass and one steady pass.
             load.replace_all(workloads)
+            result["defaults_settle_s"] = settle(load)
             result["defaults"] = {"first": run("kube-rehash")}
             result["defaults"]["steady"] = run("kube-rehash")
             for label, r in result["defaults"].items():
