@@ -104,17 +104,33 @@ def new_rollout(target: Target, decision: Decision, now: datetime) -> RolloutRec
 
 
 def rollout_state_patch(
-    target: Target | Listed, record: RolloutRecord, state: str, keys: Annotations
+    target: Target | Listed,
+    record: RolloutRecord,
+    state: str,
+    keys: Annotations,
+    *,
+    written: Observed | None = None,
 ) -> JsonPatch:
     """Move our recorded rollout to `state` on metadata only, if the record is still the one we read
-    (and the stored hash too): a test fails when another pass or a new rollout replaced it."""
+    (and the stored hash too): a test fails when another pass or a new rollout replaced it.
+
+    `written`: the records this pass's own patch (an adopt or refresh of `target`) just stamped with a
+    generation; they are stamped again with the generation this second write leads to."""
     ops: JsonPatch = [test_op(metadata_path(keys.rollout), record.text)]
     if target.bookkeeping.config_hash is not None:
         ops.append(test_op(metadata_path(keys.config_hash), target.bookkeeping.config_hash))
     moved = RolloutRecord(record.generation, record.at, record.changed, state)
     ops.append(add_op(metadata_path(keys.rollout), format_rollout(moved)))
     book = target.bookkeeping
-    if book.records is not None and book.generation is not None and book.generation == target.generation:
+    if written is not None and isinstance(target, Target):
+        stamped = generation_after(target, stamp_generation(target, written), rollout=False)
+        after = generation_after(target, stamped, rollout=False)
+        if after != stamped:  # our first write's stamp would be one behind: keep it true
+            records = format_records(
+                written.records, written.key_fingerprint, generation=after, inputs=target.inputs
+            )
+            ops.append(add_op(metadata_path(keys.sources), records))
+    elif book.records is not None and book.generation is not None and book.generation == target.generation:
         after = generation_after(target, book.generation, rollout=False)
         if after != book.generation:  # the kind's generation follows its annotations: keep the stamp true
             records = format_records(book.records, book.key_fingerprint, generation=after, inputs=book.inputs)

@@ -33,7 +33,7 @@ from reconcile.patches import (
     jobs_path,
     rollout_state_patch,
 )
-from reconcile.plan import WRITING_ACTIONS, Action, Decision, apply_budget, defer_for_budget
+from reconcile.plan import WRITING_ACTIONS, Action, Decision, Observed, apply_budget, defer_for_budget
 from reconcile.report import Row
 from reconcile.rollouts import RolloutCheck, stall_message
 from reconcile.targets import COMPLETE, PROGRESSING, STALLED, Annotations, Target
@@ -156,20 +156,26 @@ class Writer:
             return row
         if row.action == Action.ROLLOUT.value and self.options.dry_run == "none":
             return replace(row, rollout_status=None)
+        # Written by this pass's own patch just now (a rollout replaced the record and returned above).
+        written = decision.observed if row.action in (Action.ADOPT.value, Action.REFRESH.value) else None
         if found.status is RolloutStatus.STALLED and found.record.state == PROGRESSING:
-            if self.move(subject, found, STALLED):
+            if self.move(subject, found, STALLED, written):
                 message = stall_message(subject, found, self.now)
                 self.emit(subject, "RolloutStalled", f"kube-rehash: {message}", warning=True)
         elif found.status is RolloutStatus.COMPLETE:
-            self.move(subject, found, COMPLETE)
+            self.move(subject, found, COMPLETE, written)
         return row
 
-    def move(self, subject: Subject, found: RolloutCheck, state: str) -> bool:
+    def move(
+        self, subject: Subject, found: RolloutCheck, state: str, written: Observed | None = None
+    ) -> bool:
         """Move the rollout record to `state` with a guarded metadata-only patch; whether it was sent
-        (a failed test means another pass or a new rollout replaced the record: nothing to do)."""
+        (a failed test means another pass or a new rollout replaced the record: nothing to do).
+        `written`: the records this pass's adopt or refresh of the workload just stamped, which the
+        patch stamps again (a Deployment's generation moves with every annotation write)."""
         if self.client_dry_run:
             return False
-        ops = rollout_state_patch(subject, found.record, state, self.keys)
+        ops = rollout_state_patch(subject, found.record, state, self.keys, written=written)
         path = subject.kind.object_path(subject.namespace, subject.name)
         try:
             self.client.patch(path, ops, patch_type=PatchType.JSON, dry_run=self.server_dry_run)
