@@ -56,8 +56,10 @@ def api_group(name: str) -> dict[str, Any] | None:
 
 
 def api_group_list() -> dict[str, Any]:
+    """The groups as kube-apiserver lists them: entries without their own kind/apiVersion."""
     groups = [api_group(name) for name in _group_versions()]
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [g for g in groups if g]}
+    entries = [{k: v for k, v in g.items() if k not in ("kind", "apiVersion")} for g in groups if g]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": entries}
 
 
 def _resource_entry(r: ResourceType) -> dict[str, Any]:

@@ -121,12 +121,10 @@ def bad_request(message: str) -> ApiError:
 
 
 def patch_rejected(detail: str) -> ApiError:
-    """A patch that decodes but cannot be applied (failed JSON-patch `test`, missing path): 422."""
-    return ApiError(
-        422,
-        "the server rejected our request due to an error in our request",
-        details={"causes": [{"message": detail}]},
-    )
+    """A patch that decodes but cannot be applied (failed JSON-patch `test`, missing path): 422 with the
+    generic message and empty details, as kube-apiserver answers (it does not say which op failed)."""
+    del detail  # what failed is ours to know; kube-apiserver's answer does not carry it
+    return ApiError(422, "the server rejected our request due to an error in our request", details={})
 
 
 def name_mismatch(got: object, url_name: str) -> ApiError:

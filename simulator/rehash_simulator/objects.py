@@ -1,9 +1,9 @@
 """Validation and server-side field management shared by every write path of the store.
 
 Creating, updating and patching must all end in the same object shape a real server would store:
-names checked, `metadata` fields the client may not set replaced, Secret `stringData` folded into
-`data`, `generation` bumped only when `spec` changes (or, for Deployments, the annotations), and the
-main resource ignoring `status` changes.
+names checked (and an Event's involvedObject.namespace), `metadata` fields the client may not set
+replaced, Secret `stringData` folded into `data`, `generation` bumped only when `spec` changes (or, for
+Deployments, the annotations), and the main resource ignoring `status` changes.
 """
 
 from __future__ import annotations
@@ -104,6 +104,16 @@ def validate(rtype: ResourceType, obj: Obj) -> None:
                             "characters, '-', '_' or '.'",
                         )
                     )
+    if rtype.plural == "events":
+        involved = obj.get("involvedObject")
+        involved_ns = str((involved if isinstance(involved, dict) else {}).get("namespace") or "")
+        if involved_ns != str(meta.get("namespace") or ""):
+            causes.append(
+                (
+                    "involvedObject.namespace",
+                    f'Invalid value: "{involved_ns}": does not match event.namespace',
+                )
+            )
     if rtype.plural == "secrets":
         for key, value in (obj.get("data") or {}).items():
             try:
@@ -143,6 +153,8 @@ def prepare_create(rtype: ResourceType, obj: Obj, rv: int, *, keep_status: bool)
         meta["generation"] = 1
     if rtype.plural == "secrets":
         normalize_secret(obj)
+    if rtype.plural == "events":
+        obj.setdefault("eventTime", None)  # a core/v1 Event always carries it (null when unset)
     if rtype.plural == "namespaces":
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
         obj.setdefault("spec", {"finalizers": ["kubernetes"]})

@@ -105,4 +105,4 @@ def _decode(token: str) -> tuple[str, int]:
             raise ValueError("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
         return str(data["snapshot"]), int(data["offset"])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ApiError(400, f"continue key is not valid: {exc}") from None
+        raise ApiError(400, f"invalid continue token: continue key is not valid: {exc}") from None

@@ -19,7 +19,6 @@ MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY = "application/apply-patch+yaml"
-APPLY_CBOR = "application/apply-patch+cbor"
 SUPPORTED = (JSON_PATCH, MERGE, STRATEGIC, APPLY)
 
 # List fields whose items a strategic merge patch merges by a key instead of replacing the list.
@@ -219,12 +218,8 @@ def decode(body: bytes, content_type: str | None) -> tuple[str, Any]:
     """Decode a PATCH body by media type; 415 for types the API does not take, 400 for bad bodies."""
     kind = media_type(content_type)
     if kind not in SUPPORTED:
-        raise ApiError(
-            415,
-            "the body of the request was in an unknown format - accepted media types include: "
-            f"{', '.join(SUPPORTED)}, {APPLY_CBOR}",
-            reason="UnsupportedMediaType",
-        )
+        # kube-apiserver's answer to a PATCH of an unknown media type (its text, empty details).
+        raise ApiError(415, "415: Unsupported Media Type", reason="UnsupportedMediaType", details={})
     try:
         value = yaml.safe_load(body.decode()) if kind == APPLY else json.loads(body)
     except (ValueError, yaml.YAMLError) as exc:
