@@ -1,0 +1,1 @@
+"""Differential conformance of the API simulator against the real kube-apiserver (docs/conformance.md)."""

@@ -1,0 +1,485 @@
+"""The table of differential conformance cases: the requests kube-rehash makes, and the simulator's own
+conformance-style checks (tests/simulator/test_http.py), each as a short sequence of HTTP requests.
+
+Why: each case is played, byte for byte the same, against the simulator and the real kube-apiserver
+(test_differential.py); the paths, selectors, Accept headers and patch types below are the ones in
+reconcile/kube/client.py, reconcile/fetch.py, reconcile/listing.py and reconcile/patches.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .harness import Case, History, Step
+
+# reconcile/kube/client.py's Accept headers for metadata-only reads.
+ACCEPT_METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+ACCEPT_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"  # reconcile/fetch.py
+HASH = "kube-rehash.io/config-hash"
+
+CMS = "/api/v1/namespaces/{ns}/configmaps"
+SECRETS = "/api/v1/namespaces/{ns}/secrets"
+DEPLOYS = "/apis/apps/v1/namespaces/{ns}/deployments"
+
+
+def configmap(name: str, data: dict[str, str] | None = None, **meta: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, **meta},
+        "data": data or {"k": "v"},
+    }
+
+
+def secret(name: str, type_: str = "Opaque", **meta: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": type_,
+        "metadata": {"name": name, **meta},
+        "stringData": {"key": "not-a-real-secret"},
+    }
+
+
+def deployment(name: str) -> dict[str, Any]:
+    """The smallest watched Deployment (its pods run on nothing: no nodes are asked of it)."""
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "annotations": {"kube-rehash.io/watch": "true"}},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]},
+            },
+        },
+    }
+
+
+def post(path: str, body: Any, **kw: Any) -> Step:
+    return Step("POST", path, body=body, **kw)
+
+
+def continue_of(step: int) -> Any:
+    """The query of a next page: the continue token of step `step`'s list."""
+
+    def query(history: History) -> dict[str, str]:
+        token = (history[step].body.get("metadata") or {}).get("continue", "")
+        return {"limit": "2", "continue": token}
+
+    return query
+
+
+def stale_put(step: int, path: str) -> Any:
+    """A PUT body: step `step`'s object as it was then (its resourceVersion is stale by now)."""
+
+    def body(history: History) -> Any:
+        obj = dict(history[step].body)
+        obj["data"] = {"k": "stale"}
+        return obj
+
+    return body
+
+
+def event(name: str, *, involved_namespace: bool = True) -> dict[str, Any]:
+    """A core/v1 Event as reconcile/patches.py build_event makes it."""
+    stamp = "2026-01-01T00:00:00Z"
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name},
+        "involvedObject": {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": "web",
+            "uid": "u-1",
+            **({"namespace": "{ns}"} if involved_namespace else {}),
+        },
+        "reason": "RolledOut",
+        "message": "config changed: cm/app",
+        "type": "Normal",
+        "source": {"component": "kube-rehash"},
+        "reportingComponent": "kube-rehash",
+        "reportingInstance": "kube-rehash",
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+    }
+
+
+CASES: tuple[Case, ...] = (
+    Case("discovery-core", (Step("GET", "/api"),), "GET /api: APIVersions"),
+    Case("discovery-groups", (Step("GET", "/apis"),), "GET /apis: APIGroupList"),
+    Case(
+        "discovery-apps",
+        (Step("GET", "/apis/apps/v1"),),
+        "GET /apis/apps/v1: APIResourceList, deployments with their verbs",
+    ),
+    Case(
+        "metadata-list",
+        (
+            post(CMS, configmap("a", labels={"app": "x"}, annotations={HASH: "h"})),
+            post(CMS, configmap("b")),
+            Step("GET", CMS, query={"limit": "500"}, accept=ACCEPT_METADATA_LIST),
+        ),
+        "a PartialObjectMetadataList: kind, apiVersion, items with metadata only",
+    ),
+    Case(
+        "metadata-get",
+        (
+            post(CMS, configmap("a", annotations={HASH: "h"})),
+            Step("GET", CMS + "/a", accept=ACCEPT_METADATA),
+        ),
+        "a PartialObjectMetadata of one object",
+    ),
+    Case(
+        "paged-list",
+        (
+            post(CMS, configmap("a")),
+            post(CMS, configmap("b")),
+            post(CMS, configmap("c")),
+            Step("GET", CMS, query={"limit": "2"}, values=("/metadata/remainingItemCount",)),
+            Step("GET", CMS, query=continue_of(3), values=("/metadata/remainingItemCount",)),
+        ),
+        "limit + continue: two pages, a continue token on the first only",
+    ),
+    Case(
+        "paged-metadata-list",
+        (
+            post(CMS, configmap("a")),
+            post(CMS, configmap("b")),
+            post(CMS, configmap("c")),
+            Step("GET", CMS, query={"limit": "2"}, accept=ACCEPT_METADATA_LIST),
+            Step("GET", CMS, query=continue_of(3), accept=ACCEPT_METADATA_LIST),
+        ),
+        "limit + continue on metadata-only lists (kube-rehash's listing)",
+    ),
+    Case(
+        "object-count",
+        (
+            post(CMS, configmap("a")),
+            post(CMS, configmap("b")),
+            Step(
+                "GET",
+                CMS,
+                query={"limit": "1"},
+                accept=ACCEPT_METADATA_LIST,
+                values=("/metadata/remainingItemCount",),
+            ),
+            Step(
+                "GET",
+                CMS,
+                query={"limit": "1", "fieldSelector": HELM_RELEASE_FILTER},
+                accept=ACCEPT_METADATA_LIST,
+                values=("/metadata/remainingItemCount",),
+            ),
+            Step(
+                "GET",
+                CMS,
+                query={"limit": "1", "labelSelector": "app!=x"},
+                accept=ACCEPT_METADATA_LIST,
+                values=("/metadata/remainingItemCount",),
+            ),
+        ),
+        "limit=1 and remainingItemCount, how fetch.py sizes a collection (absent under a selector)",
+    ),
+    Case(
+        "invalid-continue",
+        (Step("GET", CMS, query={"limit": "2", "continue": "not-a-token"}),),
+        "a continue token that does not decode",
+    ),
+    Case(
+        "label-selector",
+        (
+            post(CMS, configmap("a", labels={"app": "x"})),
+            post(CMS, configmap("b", labels={"app": "y"})),
+            Step(
+                "GET",
+                CMS,
+                query={"labelSelector": "app=x"},
+            ),
+        ),
+        "labelSelector on a list",
+    ),
+    Case(
+        "helm-field-selector",
+        (
+            post(SECRETS, secret("plain")),
+            post(SECRETS, secret("sh.helm.release.v1.r.v1", "helm.sh/release.v1")),
+            Step(
+                "GET",
+                SECRETS,
+                query={"fieldSelector": HELM_RELEASE_FILTER, "limit": "500"},
+                accept=ACCEPT_METADATA_LIST,
+            ),
+        ),
+        "Secrets without Helm releases (fieldSelector type!=helm.sh/release.v1), metadata only",
+    ),
+    Case(
+        "name-field-selector",
+        (
+            post(CMS, configmap("a")),
+            post(CMS, configmap("b")),
+            Step("GET", CMS, query={"fieldSelector": "metadata.name=b"}, accept=ACCEPT_METADATA_LIST),
+        ),
+        "fieldSelector metadata.name=",
+    ),
+    Case(
+        "namespace-field-selector",
+        (
+            post(CMS, configmap("a")),
+            Step(
+                "GET",
+                "/api/v1/configmaps",
+                query={"fieldSelector": "metadata.namespace={ns}", "limit": "1"},
+                accept=ACCEPT_METADATA_LIST,
+            ),
+        ),
+        "a cluster-wide list narrowed by metadata.namespace (listing.py's exclusions use !=)",
+    ),
+    Case(
+        "unsupported-field-selector",
+        (Step("GET", CMS, query={"fieldSelector": "data.k=v"}),),
+        "a field selector on a field the resource does not index",
+    ),
+    Case("get-missing", (Step("GET", CMS + "/nope"),), "404 NotFound with details"),
+    Case(
+        "unknown-resource", (Step("GET", "/api/v1/namespaces/{ns}/gadgets"),), "404 for an unserved resource"
+    ),
+    Case(
+        "forbidden",
+        (Step("GET", CMS, user="nobody"), Step("GET", DEPLOYS + "/web", user="nobody")),
+        "403 Forbidden for a user without RBAC grants",
+    ),
+    Case("unauthorized", (Step("GET", CMS, user="bogus"),), "401 for an unknown bearer token"),
+    Case(
+        "already-exists",
+        (post(CMS, configmap("a")), post(CMS, configmap("a"))),
+        "409 AlreadyExists on a second create",
+    ),
+    Case(
+        "invalid-name",
+        (post(CMS, configmap("Not_Valid")),),
+        "422 Invalid with a cause on metadata.name",
+    ),
+    Case(
+        "json-patch-test-fails",
+        (
+            post(CMS, configmap("a", annotations={HASH: "old"})),
+            Step(
+                "PATCH",
+                CMS + "/a",
+                body=[
+                    {
+                        "op": "test",
+                        "path": "/metadata/annotations/kube-rehash.io~1config-hash",
+                        "value": "other",
+                    },
+                    {
+                        "op": "add",
+                        "path": "/metadata/annotations/kube-rehash.io~1config-hash",
+                        "value": "new",
+                    },
+                ],
+                content_type=JSON_PATCH,
+            ),
+            Step("GET", CMS + "/a", values=("/metadata/annotations",)),
+        ),
+        "a JSON patch whose test op fails (kube-rehash's precondition) changes nothing",
+    ),
+    Case(
+        "json-patch-missing-path",
+        (
+            post(CMS, configmap("a")),
+            Step(
+                "PATCH",
+                CMS + "/a",
+                body=[{"op": "test", "path": "/metadata/annotations/x", "value": "y"}],
+                content_type=JSON_PATCH,
+            ),
+        ),
+        "a JSON patch testing a path that does not exist",
+    ),
+    Case(
+        "json-patch-resource-version",
+        (
+            post(CMS, configmap("a")),
+            Step(
+                "PATCH",
+                CMS + "/a",
+                body=[{"op": "test", "path": "/metadata/resourceVersion", "value": "1"}],
+                content_type=JSON_PATCH,
+            ),
+        ),
+        "a JSON patch test op pinning a stale resourceVersion (patches.py preconditions)",
+    ),
+    Case(
+        "deployment-json-patch",
+        (
+            post(DEPLOYS, deployment("web")),
+            Step(
+                "PATCH",
+                DEPLOYS + "/web",
+                body=[
+                    {
+                        "op": "add",
+                        "path": "/spec/template/metadata/annotations",
+                        "value": {HASH: "h1"},
+                    },
+                    {"op": "add", "path": "/metadata/annotations/kube-rehash.io~1config-hash", "value": "h1"},
+                ],
+                content_type=JSON_PATCH,
+                values=(
+                    "/metadata/generation",
+                    f"/metadata/annotations/{HASH.replace('/', '~1')}",
+                    "/spec/template/metadata",
+                ),
+            ),
+        ),
+        "kube-rehash's rollout patch: the template annotation and the bookkeeping, one JSON patch",
+    ),
+    Case(
+        "deployment-defaulting",
+        (post(DEPLOYS, deployment("web")),),
+        "kube-apiserver fills in a Deployment's defaults (strategy, pod template fields); the simulator not",
+        defaults=True,
+    ),
+    Case(
+        "deployment-merge-patch",
+        (
+            post(DEPLOYS, deployment("web")),
+            Step(
+                "PATCH",
+                DEPLOYS + "/web",
+                body={"spec": {"template": {"metadata": {"annotations": {HASH: "h2"}}}}},
+                content_type=MERGE_PATCH,
+                values=("/metadata/generation", "/spec/template/metadata"),
+            ),
+        ),
+        "a merge patch of the pod template",
+    ),
+    Case(
+        "deployment-strategic-patch",
+        (
+            post(DEPLOYS, deployment("web")),
+            Step(
+                "PATCH",
+                DEPLOYS + "/web",
+                body={
+                    "spec": {
+                        "template": {
+                            "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:2"}]}
+                        }
+                    }
+                },
+                content_type=STRATEGIC,
+                values=("/metadata/generation", "/spec/template/spec/containers/0/image"),
+            ),
+        ),
+        "a strategic merge patch merges the containers list by name",
+    ),
+    Case(
+        "deployment-generation-on-annotation",
+        (
+            post(DEPLOYS, deployment("web"), values=("/metadata/generation",)),
+            Step(
+                "PATCH",
+                DEPLOYS + "/web",
+                body={"metadata": {"annotations": {"kube-rehash.io/rollout": "x"}}},
+                content_type=MERGE_PATCH,
+                values=("/metadata/generation",),
+            ),
+            Step("GET", DEPLOYS + "/web", accept=ACCEPT_METADATA, values=("/metadata/generation",)),
+        ),
+        "a Deployment's generation follows its annotations (kube-rehash's bookkeeping predicts it)",
+    ),
+    Case(
+        "configmap-generation",
+        (
+            post(CMS, configmap("a")),
+            Step(
+                "PATCH",
+                CMS + "/a",
+                body={"metadata": {"annotations": {"x": "y"}}},
+                content_type=MERGE_PATCH,
+                values=("/metadata/generation",),
+            ),
+        ),
+        "objects without spec have no generation",
+    ),
+    Case(
+        "unsupported-patch-type",
+        (post(CMS, configmap("a")), Step("PATCH", CMS + "/a", body={"data": {}}, content_type="text/plain")),
+        "415 for a patch content type the server does not know",
+    ),
+    Case(
+        "put-conflict",
+        (
+            post(CMS, configmap("a")),
+            Step("PATCH", CMS + "/a", body={"data": {"k": "w"}}, content_type=MERGE_PATCH),
+            Step("PUT", CMS + "/a", body=stale_put(0, CMS + "/a")),
+        ),
+        "409 Conflict for a PUT with a stale resourceVersion",
+    ),
+    Case(
+        "dry-run",
+        (
+            post(CMS, configmap("a"), query={"dryRun": "All", "fieldManager": "kube-rehash"}),
+            Step("GET", CMS + "/a"),
+            post(CMS, configmap("b")),
+            Step(
+                "PATCH",
+                CMS + "/b",
+                query={"dryRun": "All"},
+                body={"data": {"k": "dry"}},
+                content_type=MERGE_PATCH,
+                values=("/data",),
+            ),
+            Step("GET", CMS + "/b", values=("/data",)),
+        ),
+        "dryRun=All answers as if written and stores nothing",
+    ),
+    Case(
+        "event-create",
+        (post("/api/v1/namespaces/{ns}/events", event("web.0123456789")),),
+        "a core/v1 Event as kube-rehash posts it",
+    ),
+    Case(
+        "event-namespace-mismatch",
+        (post("/api/v1/namespaces/{ns}/events", event("web.1", involved_namespace=False)),),
+        "an Event whose involvedObject.namespace is not its own namespace is invalid",
+    ),
+    Case(
+        "secret-string-data",
+        (
+            post(SECRETS, secret("s"), values=("/data", "/type")),
+            Step("GET", SECRETS + "/s", values=("/data", "/type")),
+        ),
+        "stringData is folded into base64 data and never returned",
+    ),
+    Case(
+        "gzip-large-list",
+        (
+            *(post(CMS, configmap(f"big-{i}", {"blob": "x" * 60_000})) for i in range(3)),
+            Step("GET", CMS, headers={"Accept-Encoding": "gzip"}),
+        ),
+        "a list over 128 KiB is gzipped for a client accepting gzip",
+    ),
+    Case(
+        "gzip-small",
+        (Step("GET", CMS, headers={"Accept-Encoding": "gzip"}),),
+        "a small response is not compressed",
+    ),
+    Case(
+        "delete",
+        (post(CMS, configmap("a")), Step("DELETE", CMS + "/a"), Step("DELETE", CMS + "/a")),
+        "delete answers, then 404 for the second delete",
+    ),
+)
