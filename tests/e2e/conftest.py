@@ -1,81 +1,56 @@
-"""End-to-end harness: the installed `kube-rehash` CLI against the simulator over HTTPS with a kubeconfig."""
+"""End-to-end harness: the installed `kube-rehash` CLI over HTTPS with a kubeconfig, against the simulator
+and against a real kube-apiserver (tests/e2e/backends.py), and builders of the objects the tests seed."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rehash_simulator import Simulator
+from tests.cluster.controlplane import ControlPlane
+from tests.e2e.backends import CLI, Backend, Cluster, Identity, RealCluster, Result, make_identity
 
-CLI = str(Path(sys.executable).parent / "kube-rehash")
+__all__ = ["CLI", "Backend", "Cluster", "Result", "cluster"]
 
-
-@dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def report(self) -> dict[str, Any]:
-        return json.loads(self.stdout)  # type: ignore[no-any-return]
-
-    def actions(self) -> dict[str, str]:
-        return {f"{w['kind']}/{w['namespace']}/{w['name']}": w["action"] for w in self.report["workloads"]}
+BACKENDS = ("sim", "real")
 
 
-class Cluster:
-    """A running simulator plus helpers to seed objects and run the CLI against it."""
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sim_only(reason): the test runs on the simulator only (needs its faults, log or clock)"
+    )
 
-    def __init__(self, sim: Simulator, tmp: Path) -> None:
-        self.sim = sim
-        self.tmp = tmp
-        self.kubeconfig = sim.write_kubeconfig(tmp / "kubeconfig")
 
-    def add(self, *objs: dict[str, Any]) -> None:
-        for obj in objs:
-            self.sim.store.create(obj)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every e2e test using `cluster` runs on both backends, `[sim]` and `[real]`, unless marked sim_only."""
+    if "cluster" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("sim_only")
+    if marker is not None:
+        assert marker.args and marker.args[0], "sim_only needs a reason"
+    backends = ("sim",) if marker is not None else BACKENDS
+    metafunc.parametrize("cluster", backends, indirect=True, ids=list(backends))
 
-    def get(self, resource: str, namespace: str, name: str) -> dict[str, Any]:
-        return self.sim.store.get(resource, namespace, name)
 
-    def edit(self, resource: str, namespace: str, name: str, patch: dict[str, Any]) -> None:
-        self.sim.store.patch_merge(resource, namespace, name, patch)
-
-    def config(self, text: str) -> Path:
-        path = self.tmp / "config.yaml"
-        path.write_text(text)
-        return path
-
-    def cli(self, *args: str, env: dict[str, str] | None = None, kubeconfig: bool = True) -> Result:
-        argv = [CLI, *args]
-        if kubeconfig and args and args[0] in ("run", "plan", "explain"):
-            argv += ["--kubeconfig", str(self.kubeconfig)]
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE_REHASH_", "KUBECONFIG"))}
-        full_env.update(env or {})
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=full_env, check=False)
-        return Result(done.returncode, done.stdout, done.stderr)
-
-    def run(self, *args: str, **kw: Any) -> Result:
-        """`kube-rehash run -o json ...`, asserting it produced a report."""
-        result = self.cli("run", "-o", "json", *args, **kw)
-        assert result.stdout.startswith("{"), result.stderr
-        return result
-
-    def writes(self) -> list[Any]:
-        return [e for e in self.sim.log.entries() if e.method in ("POST", "PUT", "PATCH", "DELETE")]
+@pytest.fixture(scope="session")
+def identity(control: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Identity:
+    """kube-rehash's own ServiceAccount on the real server, so the audit log tells its requests apart."""
+    return make_identity(control, tmp_path_factory.mktemp("identity"))
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
+def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """The server a test runs against: the simulator (the default, e.g. for tests/reliability) or real."""
+    if getattr(request, "param", "sim") == "real":
+        real = RealCluster(request.getfixturevalue("control"), request.getfixturevalue("identity"), tmp_path)
+        try:
+            yield real
+        finally:
+            real.close()
+        return
     with Simulator().start() as sim:
         yield Cluster(sim, tmp_path)
 
@@ -142,7 +117,8 @@ def cronjob(
             "namespace": ns,
             "annotations": annotations or {"kube-rehash.io/watch": "true"},
         },
-        "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": template}}, **spec},
+        # never during a test (a real cronjob controller would make Jobs of its own)
+        "spec": {"schedule": "0 0 1 1 *", "jobTemplate": {"spec": {"template": template}}, **spec},
     }
 
 

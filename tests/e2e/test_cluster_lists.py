@@ -6,14 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from reconcile.fetch import CLUSTER_LIST_RATIO, HELM_RELEASE_FILTER
-from tests.e2e.conftest import Cluster, configmap, deployment, env_from, secret
+from tests.e2e.conftest import Backend, configmap, deployment, env_from, secret
 from tests.reliability.test_scopes_and_signals import limited_kubeconfig, rbac
+
+pytestmark = pytest.mark.sim_only("a cluster-wide pass: the real server holds other tests' namespaces")
 
 CLUSTER_PATHS = {"configmap": "/api/v1/configmaps", "secret": "/api/v1/secrets"}
 
 
-def seeded(cluster: Cluster) -> None:
+def seeded(cluster: Backend) -> None:
     """Two namespaces, each with a ConfigMap and a Secret that a workload reads, then one adopting pass."""
     for ns in ("shop", "blog"):
         cluster.add(
@@ -23,20 +27,20 @@ def seeded(cluster: Cluster) -> None:
             deployment("api", env_from("secret", "db"), ns=ns),
         )
     assert set(cluster.run().actions().values()) == {"adopt"}
-    cluster.sim.log.clear()
+    cluster.clear_log()
 
 
-def requests_to(cluster: Cluster, path: str) -> list[Any]:
+def requests_to(cluster: Backend, path: str) -> list[Any]:
     return [e for e in cluster.sim.log.entries(method="GET") if e.path == path]
 
 
-def source_gets(cluster: Cluster) -> list[str]:
+def source_gets(cluster: Backend) -> list[str]:
     return [
         e.path for e in cluster.sim.log.entries(method="GET", path=r"/namespaces/[^/]+/(configmaps|secrets)/")
     ]
 
 
-def test_a_steady_pass_learns_source_identities_from_one_cluster_list_per_kind(cluster: Cluster) -> None:
+def test_a_steady_pass_learns_source_identities_from_one_cluster_list_per_kind(cluster: Backend) -> None:
     seeded(cluster)
     result = cluster.run()
     assert set(result.actions().values()) == {"in-sync"} and result.code == 0
@@ -50,7 +54,7 @@ def test_a_steady_pass_learns_source_identities_from_one_cluster_list_per_kind(c
     assert source_gets(cluster) == [] and cluster.writes() == []
 
 
-def test_a_changed_source_found_by_the_cluster_list_is_downloaded_and_rolled(cluster: Cluster) -> None:
+def test_a_changed_source_found_by_the_cluster_list_is_downloaded_and_rolled(cluster: Backend) -> None:
     seeded(cluster)
     cluster.edit("configmaps", "blog", "app", {"data": {"a": "2"}})
     assert cluster.run().actions() == {
@@ -62,11 +66,11 @@ def test_a_changed_source_found_by_the_cluster_list_is_downloaded_and_rolled(clu
     assert source_gets(cluster) == ["/api/v1/namespaces/blog/configmaps/app"]
 
 
-def test_a_kind_with_many_unreferenced_objects_is_read_by_name(cluster: Cluster) -> None:
+def test_a_kind_with_many_unreferenced_objects_is_read_by_name(cluster: Backend) -> None:
     seeded(cluster)
     # 2 referenced ConfigMaps: more than 16 objects per referenced one makes the list the dearer way.
     cluster.add(*(configmap(f"other-{i}", {"k": "v"}, ns="shop") for i in range(2 * CLUSTER_LIST_RATIO)))
-    cluster.sim.log.clear()
+    cluster.clear_log()
     assert set(cluster.run().actions().values()) == {"in-sync"}
     [probe] = requests_to(cluster, CLUSTER_PATHS["configmap"])
     assert probe.query["limit"] == "1"
@@ -77,7 +81,7 @@ def test_a_kind_with_many_unreferenced_objects_is_read_by_name(cluster: Cluster)
     assert len(requests_to(cluster, CLUSTER_PATHS["secret"])) == 2  # Secrets are still listed
 
 
-def test_a_referenced_helm_release_secret_is_read_by_name_after_the_filtered_list(cluster: Cluster) -> None:
+def test_a_referenced_helm_release_secret_is_read_by_name_after_the_filtered_list(cluster: Backend) -> None:
     release = secret("sh.helm.release.v1.web.v1", {"release": "x"})
     release["type"] = "helm.sh/release.v1"
     cluster.add(release, deployment("helm", env_from("secret", release["metadata"]["name"])))
@@ -86,7 +90,7 @@ def test_a_referenced_helm_release_secret_is_read_by_name_after_the_filtered_lis
     assert source_gets(cluster) == ["/api/v1/namespaces/shop/secrets/sh.helm.release.v1.web.v1"]
 
 
-def test_excluded_namespaces_are_filtered_out_of_the_cluster_list_by_the_server(cluster: Cluster) -> None:
+def test_excluded_namespaces_are_filtered_out_of_the_cluster_list_by_the_server(cluster: Backend) -> None:
     cluster.add(configmap("app", {"a": "1"}, ns="kube-system"))
     seeded(cluster)
     config = cluster.config("excludeNamespaces: [kube-system]\n")
@@ -95,20 +99,20 @@ def test_excluded_namespaces_are_filtered_out_of_the_cluster_list_by_the_server(
     assert listed.query["fieldSelector"] == "metadata.namespace!=kube-system"
 
 
-def test_scoped_sharded_and_non_auto_passes_never_list_sources_cluster_wide(cluster: Cluster) -> None:
+def test_scoped_sharded_and_non_auto_passes_never_list_sources_cluster_wide(cluster: Backend) -> None:
     seeded(cluster)
     for args in (("-n", "shop"), ("--shard", "0/2"), ("--fetch", "get"), ("--fetch", "list")):
-        cluster.sim.log.clear()
+        cluster.clear_log()
         assert set(cluster.run(*args).actions().values()) <= {"in-sync"}, args
         assert not any(requests_to(cluster, path) for path in CLUSTER_PATHS.values()), args
 
 
-def test_a_refused_cluster_list_falls_back_to_reads_by_name(cluster: Cluster) -> None:
+def test_a_refused_cluster_list_falls_back_to_reads_by_name(cluster: Backend) -> None:
     seeded(cluster)
     docs = rbac(namespaces=None, workload_resources=("deployments", "statefulsets", "daemonsets"))
     docs[0]["rules"][4] = {"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get"]}
     cluster.sim.load_rbac(docs)
-    cluster.sim.log.clear()
+    cluster.clear_log()
     result = cluster.cli("run", "-o", "json", "--kubeconfig", limited_kubeconfig(cluster), kubeconfig=False)
     assert result.code == 0, result.stderr
     assert set(result.actions().values()) == {"in-sync"}

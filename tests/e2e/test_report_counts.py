@@ -9,7 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from tests.e2e.conftest import Cluster, configmap, deployment, env_from
+import pytest
+
+from tests.e2e.conftest import Backend, configmap, deployment, env_from
+
+pytestmark = pytest.mark.sim_only("fault injection")
 
 
 def assert_summary_matches_rows(report: dict[str, Any]) -> None:
@@ -22,7 +26,7 @@ def assert_summary_matches_rows(report: dict[str, Any]) -> None:
     assert sum(by_action.values()) == summary["workloads"]
 
 
-def test_a_forbidden_list_in_one_namespace_is_one_failed_row_counted_in_the_summary(cluster: Cluster) -> None:
+def test_a_forbidden_list_in_one_namespace_is_one_failed_row_counted_in_the_summary(cluster: Backend) -> None:
     for ns in ("a", "b"):
         cluster.add(
             configmap("app", {"k": "v"}, ns=ns), deployment("web", env_from("configmap", "app"), ns=ns)
@@ -40,7 +44,7 @@ def test_a_forbidden_list_in_one_namespace_is_one_failed_row_counted_in_the_summ
     assert report["summary"]["failed"] == 1 and report["summary"]["adopt"] == 1
 
 
-def test_a_list_that_keeps_failing_is_counted_once_as_a_failed_scope(cluster: Cluster) -> None:
+def test_a_list_that_keeps_failing_is_counted_once_as_a_failed_scope(cluster: Backend) -> None:
     cluster.add(configmap("app", {"k": "v"}), deployment("web", env_from("configmap", "app")))
     cluster.sim.faults.respond(500, method="GET", path=r"/statefulsets$")
     report = cluster.run().report

@@ -1,7 +1,9 @@
-"""Restart windows and rollout health end to end, on the simulator.
+"""Restart windows and rollout health end to end.
 
 Windows are computed from the current UTC time (one that ended a minute ago, one that contains now), so
-the tests are deterministic. The simulator runs no controllers: a workload's status is set by hand.
+the tests are deterministic; they run on both backends. The health tests that set a workload's status by
+hand run on the simulator only (it runs no controllers); tests/real/test_rollout_health.py covers health
+with real controllers.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tests.e2e.conftest import Cluster, configmap, deployment, env_from, template_hash
+import pytest
+
+from tests.e2e.conftest import Backend, configmap, deployment, env_from, template_hash
 
 WEB = "Deployment/shop/web"
 WEB_PATH = "/apis/apps/v1/namespaces/shop/deployments/web"
@@ -36,7 +40,7 @@ def open_window() -> str:
 
 
 def app(
-    cluster: Cluster, *names: str, annotations: dict[str, str] | None = None, kind: str = "Deployment"
+    cluster: Backend, *names: str, annotations: dict[str, str] | None = None, kind: str = "Deployment"
 ) -> None:
     cluster.add(configmap("app", {"a": "1"}))
     for name in names or ("web",):
@@ -50,19 +54,19 @@ def row(result: Any, name: str = "web") -> dict[str, Any]:
     return found  # type: ignore[no-any-return]
 
 
-def record(cluster: Cluster, resource: str = "deployments", name: str = "web") -> dict[str, Any]:
+def record(cluster: Backend, resource: str = "deployments", name: str = "web") -> dict[str, Any]:
     return json.loads(cluster.get(resource, "shop", name)["metadata"]["annotations"][ROLLOUT])  # type: ignore[no-any-return]
 
 
-def events(cluster: Cluster, reason: str) -> list[dict[str, Any]]:
-    return [e for e in cluster.sim.store.list("events", "shop") if e["reason"] == reason]
+def events(cluster: Backend, reason: str) -> list[dict[str, Any]]:
+    return cluster.events("shop", reason)
 
 
-def workload_gets(cluster: Cluster, path: str = WEB_PATH) -> list[Any]:
-    return [e for e in cluster.sim.log.entries(method="GET") if e.path == path]
+def workload_gets(cluster: Backend, path: str = WEB_PATH) -> list[Any]:
+    return [e for e in cluster.requests("GET") if e.path == path]
 
 
-def change(cluster: Cluster, value: str) -> None:
+def change(cluster: Backend, value: str) -> None:
     cluster.edit("configmaps", "shop", "app", {"data": {"a": value}})
 
 
@@ -70,13 +74,13 @@ def change(cluster: Cluster, value: str) -> None:
 
 
 def test_a_change_outside_the_window_is_deferred_with_the_opening_and_nothing_written(
-    cluster: Cluster,
+    cluster: Backend,
 ) -> None:
     window = closed_window()
     app(cluster, annotations={**WATCH, WINDOW: window})
     assert cluster.run().actions() == {WEB: "adopt"}  # adoption restarts nothing: never held back
     change(cluster, "2")
-    cluster.sim.log.clear()
+    cluster.clear_log()
     result = cluster.run()
     assert result.code == 0
     found = row(result)
@@ -90,7 +94,7 @@ def test_a_change_outside_the_window_is_deferred_with_the_opening_and_nothing_wr
 
 
 def test_the_config_default_holds_workloads_without_the_annotation_and_the_annotation_overrides_it(
-    cluster: Cluster,
+    cluster: Backend,
 ) -> None:
     app(cluster, "web")
     cluster.add(deployment("api", env_from("configmap", "app"), annotations={**WATCH, WINDOW: open_window()}))
@@ -108,7 +112,7 @@ def test_the_config_default_holds_workloads_without_the_annotation_and_the_annot
 
 
 def test_a_held_back_change_rolls_once_when_the_window_opens_even_after_several_changes(
-    cluster: Cluster,
+    cluster: Backend,
 ) -> None:
     app(cluster, annotations={**WATCH, WINDOW: closed_window()})
     cluster.run()
@@ -118,16 +122,17 @@ def test_a_held_back_change_rolls_once_when_the_window_opens_even_after_several_
         assert cluster.run("--max-rollouts", "0").actions() == {WEB: "deferred"}
     assert template_hash(cluster.get("deployments", "shop", "web")) == template_hash(before)
     cluster.edit("deployments", "shop", "web", {"metadata": {"annotations": {WINDOW: open_window()}}})
-    cluster.sim.log.clear()
+    cluster.clear_log()
     result = cluster.run()
     assert result.actions() == {WEB: "rollout"}
-    template_patches = [e for e in cluster.writes() if e.method == "PATCH" and b"/spec/template" in e.body]
-    assert len(template_patches) == 1
+    patches = [e for e in cluster.writes() if e.method == "PATCH"]
+    assert len(patches) == 1  # one patch, the rollout (only Events besides)
+    assert template_hash(cluster.get("deployments", "shop", "web")) == row(result)["hash"]
     assert cluster.run().actions() == {WEB: "in-sync"}
     assert len(events(cluster, "ConfigChanged")) == 1
 
 
-def test_a_window_deferral_does_not_count_against_max_rollouts(cluster: Cluster) -> None:
+def test_a_window_deferral_does_not_count_against_max_rollouts(cluster: Backend) -> None:
     app(cluster, "a-held", annotations={**WATCH, WINDOW: closed_window()})
     cluster.add(deployment("b-open", env_from("configmap", "app")))
     cluster.run()
@@ -136,11 +141,11 @@ def test_a_window_deferral_does_not_count_against_max_rollouts(cluster: Cluster)
     assert result.actions() == {"Deployment/shop/a-held": "deferred", "Deployment/shop/b-open": "rollout"}
 
 
-def test_a_malformed_annotation_skips_the_workload_naming_it_and_writes_nothing(cluster: Cluster) -> None:
+def test_a_malformed_annotation_skips_the_workload_naming_it_and_writes_nothing(cluster: Backend) -> None:
     app(cluster)
     cluster.run()
     cluster.edit("deployments", "shop", "web", {"metadata": {"annotations": {WINDOW: "Mon-Fri 25:00-06:00"}}})
-    cluster.sim.log.clear()
+    cluster.clear_log()
     result = cluster.run()
     found = row(result)
     assert found["action"] == "skipped" and result.code == 0
@@ -153,7 +158,7 @@ def test_a_malformed_annotation_skips_the_workload_naming_it_and_writes_nothing(
 
 
 def rolled(
-    cluster: Cluster, *args: str, resource: str = "deployments", kind: str = "Deployment"
+    cluster: Backend, *args: str, resource: str = "deployments", kind: str = "Deployment"
 ) -> dict[str, Any]:
     app(cluster, kind=kind)
     cluster.run(*args)
@@ -163,7 +168,7 @@ def rolled(
     return record(cluster, resource)
 
 
-def stall(cluster: Cluster, generation: int) -> None:
+def stall(cluster: Backend, generation: int) -> None:
     def set_status(obj: dict[str, Any]) -> None:
         obj["status"] = {
             "observedGeneration": generation,
@@ -179,10 +184,10 @@ def stall(cluster: Cluster, generation: int) -> None:
             ],
         }
 
-    cluster.sim.store.mutate("deployments", "shop", "web", set_status)
+    cluster.mutate("deployments", "shop", "web", set_status)
 
 
-def complete(cluster: Cluster, generation: int) -> None:
+def complete(cluster: Backend, generation: int) -> None:
     def set_status(obj: dict[str, Any]) -> None:
         obj["status"] = {
             "observedGeneration": generation,
@@ -192,10 +197,10 @@ def complete(cluster: Cluster, generation: int) -> None:
             "availableReplicas": 1,
         }
 
-    cluster.sim.store.mutate("deployments", "shop", "web", set_status)
+    cluster.mutate("deployments", "shop", "web", set_status)
 
 
-def test_a_rollout_records_generation_time_and_changed_names_in_the_same_patch(cluster: Cluster) -> None:
+def test_a_rollout_records_generation_time_and_changed_names_in_the_same_patch(cluster: Backend) -> None:
     recorded = rolled(cluster)
     obj = cluster.get("deployments", "shop", "web")
     assert recorded["g"] == obj["metadata"]["generation"]
@@ -206,13 +211,14 @@ def test_a_rollout_records_generation_time_and_changed_names_in_the_same_patch(c
     assert "2" not in json.dumps(recorded["c"])  # names only, never values
 
 
+@pytest.mark.sim_only("a status set by hand: the simulator runs no controller")
 def test_a_stalled_rollout_is_reported_with_one_event_across_passes_and_fails_only_on_request(
-    cluster: Cluster,
+    cluster: Backend,
 ) -> None:
     recorded = rolled(cluster)
     stall(cluster, recorded["g"])
     template = template_hash(cluster.get("deployments", "shop", "web"))
-    cluster.sim.log.clear()
+    cluster.clear_log()
     first = cluster.run()
     assert first.code == 0
     assert (row(first)["action"], row(first)["rollout_status"]) == ("in-sync", "stalled")
@@ -233,18 +239,20 @@ def test_a_stalled_rollout_is_reported_with_one_event_across_passes_and_fails_on
     assert len(events(cluster, "RolloutStalled")) == 1
 
 
-def test_a_dry_run_reports_the_status_and_writes_nothing(cluster: Cluster) -> None:
+@pytest.mark.sim_only("a status set by hand: the simulator runs no controller")
+def test_a_dry_run_reports_the_status_and_writes_nothing(cluster: Backend) -> None:
     recorded = rolled(cluster)
     stall(cluster, recorded["g"])
-    cluster.sim.log.clear()
+    cluster.clear_log()
     result = cluster.run("--dry-run")
     assert row(result)["rollout_status"] == "stalled" and cluster.writes() == []
     assert record(cluster)["s"] == "progressing" and events(cluster, "RolloutStalled") == []
 
 
-def test_a_complete_rollout_is_recorded_once_and_its_status_not_read_again(cluster: Cluster) -> None:
+@pytest.mark.sim_only("a status set by hand: the simulator runs no controller")
+def test_a_complete_rollout_is_recorded_once_and_its_status_not_read_again(cluster: Backend) -> None:
     recorded = rolled(cluster)
-    cluster.sim.log.clear()
+    cluster.clear_log()
     progressing = cluster.run()
     assert row(progressing)["rollout_status"] == "progressing" and cluster.writes() == []
     assert len(workload_gets(cluster)) == 1
@@ -252,22 +260,23 @@ def test_a_complete_rollout_is_recorded_once_and_its_status_not_read_again(clust
     done = cluster.run()
     assert row(done)["rollout_status"] == "complete" and row(done)["action"] == "in-sync"
     assert record(cluster)["s"] == "complete"
-    cluster.sim.log.clear()
+    cluster.clear_log()
     steady = cluster.run()
     assert "rollout_status" not in row(steady) and row(steady)["action"] == "in-sync"
     assert workload_gets(cluster) == [] and cluster.writes() == []
 
 
-def test_a_steady_pass_without_an_unfinished_rollout_reads_no_workload(cluster: Cluster) -> None:
+def test_a_steady_pass_without_an_unfinished_rollout_reads_no_workload(cluster: Backend) -> None:
     app(cluster)
     cluster.run()
-    cluster.sim.log.clear()
+    cluster.clear_log()
     result = cluster.run()
     assert "rollout_status" not in row(result) and result.report["summary"]["stalled"] == 0
     assert workload_gets(cluster) == []
 
 
-def test_a_new_change_while_stalled_still_rolls_and_replaces_the_record(cluster: Cluster) -> None:
+@pytest.mark.sim_only("a status set by hand: the simulator runs no controller")
+def test_a_new_change_while_stalled_still_rolls_and_replaces_the_record(cluster: Backend) -> None:
     recorded = rolled(cluster)
     stall(cluster, recorded["g"])
     cluster.run()
@@ -278,7 +287,8 @@ def test_a_new_change_while_stalled_still_rolls_and_replaces_the_record(cluster:
     assert replaced["s"] == "progressing" and replaced["g"] > recorded["g"]
 
 
-def test_a_statefulset_that_never_completes_is_stalled_by_the_rollout_deadline(cluster: Cluster) -> None:
+@pytest.mark.sim_only("a rollout that never completes: a real StatefulSet controller completes it")
+def test_a_statefulset_that_never_completes_is_stalled_by_the_rollout_deadline(cluster: Backend) -> None:
     config = cluster.config("rolloutDeadline: 1s\n")
     rolled(cluster, "--config", str(config), resource="statefulsets", kind="StatefulSet")
     time.sleep(1.5)
@@ -289,7 +299,8 @@ def test_a_statefulset_that_never_completes_is_stalled_by_the_rollout_deadline(c
     assert record(cluster, "statefulsets")["s"] == "stalled"
 
 
-def test_explain_shows_the_window_and_the_recorded_rollout(cluster: Cluster) -> None:
+@pytest.mark.sim_only("a status set by hand: the simulator runs no controller")
+def test_explain_shows_the_window_and_the_recorded_rollout(cluster: Backend) -> None:
     recorded = rolled(cluster)
     stall(cluster, recorded["g"])
     result = cluster.cli("explain", "deployment/web", "-n", "shop", "-o", "json")
@@ -298,3 +309,26 @@ def test_explain_shows_the_window_and_the_recorded_rollout(cluster: Cluster) -> 
     assert doc["rollout"]["status"] == "stalled" and doc["rollout"]["changed"] == ["configmap/app"]
     text = cluster.cli("explain", "deployment/web", "-n", "shop").stdout
     assert "restart window: always open" in text and "status stalled" in text
+
+
+@pytest.mark.sim_only("a status set by hand: the simulator runs no controller")
+def test_a_pass_that_refreshes_a_workload_whose_rollout_completed_leaves_a_stamp_the_next_pass_trusts(
+    cluster: Backend,
+) -> None:
+    """Found on the real server: the refresh patch stamped the generation it predicted, then a second
+    patch in the same pass (the record's move to `complete`) bumped a Deployment's generation past it, so
+    every next pass read the workload in full and refreshed it once more."""
+    rolled(cluster)
+
+    def new_image_rolled_out(obj: dict[str, Any]) -> None:
+        obj["spec"]["template"]["spec"]["containers"][0]["image"] = "app:2"
+
+    cluster.mutate("deployments", "shop", "web", new_image_rolled_out)
+    complete(cluster, cluster.get("deployments", "shop", "web")["metadata"]["generation"])
+    refreshed = cluster.run()
+    assert row(refreshed)["action"] == "refresh" and row(refreshed)["rollout_status"] == "complete"
+    cluster.clear_log()
+    steady = cluster.run()
+    assert row(steady)["action"] == "in-sync", row(steady)
+    assert workload_gets(cluster) == [] and cluster.writes() == []
+    assert record(cluster)["s"] == "complete"

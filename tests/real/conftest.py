@@ -1,5 +1,5 @@
-"""Harness of tests/real: one real control plane per session and helpers to drive it with kubectl and
-kube-rehash.
+"""Harness of tests/real: helpers to drive the session's real control plane (the `control` fixture of
+tests/conftest.py, shared with tests/e2e) with kubectl and kube-rehash.
 
 Why: these tests prove behaviour the simulator cannot (real controllers turning our patch into ReplicaSets,
 ControllerRevisions and Jobs; real RBAC and audit). The binaries come from `make control-plane`; without them
@@ -16,19 +16,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cluster.controlplane import (
-    ControlPlane,
-    binary_dir,
-    control_plane,
-    missing_binaries,
-    pinned_version,
-)
+from tests.cluster.controlplane import ControlPlane
+from tests.e2e.backends import Result
+
+__all__ = ["DEPLOYMENT_STEADY", "Kube", "Result", "kube", "wait_until"]
 
 BIN = Path(sys.executable).parent
 CLI = str(BIN / "kube-rehash")
@@ -36,70 +32,10 @@ KUBECTL = str(BIN / "kubectl")
 PREFIX = "kube-rehash.io"
 HASH = f"{PREFIX}/config-hash"
 
-_SERVER_VERSION: dict[str, Any] = {}
-
 # What a pass with nothing to do reports for a Deployment: `in-sync`, with nothing written. (kube-apiserver
 # bumps a Deployment's metadata.generation on any annotation change; the bookkeeping predicts it, see
 # Kind.annotations_bump_generation, and test_rollouts.py::test_steady_pass_writes_nothing_to_a_deployment.)
 DEPLOYMENT_STEADY = frozenset({"in-sync"})
-
-
-def _required() -> bool:
-    return os.environ.get("CI", "").lower() == "true" or os.environ.get("KUBE_REHASH_REAL") == "1"
-
-
-def pytest_report_header() -> str:
-    return f"real control plane: k8s.io/kubernetes {pinned_version()} from {binary_dir()}"
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _SERVER_VERSION:
-        v = _SERVER_VERSION
-        terminalreporter.write_line(
-            f"tests/real ran against kube-apiserver {v.get('gitVersion')} "
-            f"({v.get('goVersion')}, {v.get('platform')})"
-        )
-
-
-@pytest.fixture(scope="session")
-def control() -> Iterator[ControlPlane]:
-    """The session's control plane (etcd, kube-apiserver, controllers, scheduler, kwok with 3 nodes)."""
-    if missing := missing_binaries():
-        message = (
-            f"real control plane not built ({', '.join(missing)} missing in {binary_dir()}): "
-            "run `make control-plane`"
-        )
-        if _required():
-            pytest.fail(message + " (required: CI=true or KUBE_REHASH_REAL=1)", pytrace=False)
-        pytest.skip(message)
-    with control_plane() as cp:
-        _SERVER_VERSION.update(cp.version())
-        yield cp
-
-
-# -- results and waiting -------------------------------------------------------------------------------------
-
-
-@dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def report(self) -> dict[str, Any]:
-        return json.loads(self.stdout)  # type: ignore[no-any-return]
-
-    def actions(self) -> dict[str, str]:
-        return {f"{w['kind']}/{w['name']}": w["action"] for w in self.report["workloads"]}
-
-    def row(self, kind: str, name: str) -> dict[str, Any]:
-        rows = [w for w in self.report["workloads"] if w["kind"] == kind and w["name"] == name]
-        assert len(rows) == 1, self.stdout
-        return rows[0]  # type: ignore[no-any-return]
-
-    def failed(self) -> list[dict[str, Any]]:
-        return [w for w in self.report["workloads"] if w["action"] == "failed"]
 
 
 def wait_until(what: str, probe: Callable[[], bool], timeout: float = 60.0) -> None:
@@ -174,7 +110,7 @@ class Kube:
             argv += ["-n", self.ns]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE_REHASH_", "KUBECONFIG"))}
         done = subprocess.run(argv, capture_output=True, text=True, timeout=180, env=env, check=False)
-        result = Result(done.returncode, done.stdout, done.stderr)
+        result = Result(done.returncode, done.stdout, done.stderr, key=("kind", "name"))
         assert result.stdout.startswith("{"), f"no report (exit {result.code}): {result.stderr}"
         return result
 

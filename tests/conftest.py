@@ -1,0 +1,59 @@
+"""The session's real control plane, shared by tests/e2e (its `real` backend) and tests/real.
+
+Why here: starting etcd, kube-apiserver, the controllers and kwok costs seconds of wall time and about a core;
+one `control` fixture at the root starts it once per pytest session, for whichever suite asks first. The
+binaries come from `make control-plane`; without them `control` skips locally with a clear message but fails
+under CI=true or KUBE_REHASH_REAL=1, so CI never silently skips. (pytest loads this file as the module
+`conftest`: import nothing from it; shared helpers live in tests/e2e/backends.py.)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.cluster.controlplane import (
+    ControlPlane,
+    binary_dir,
+    control_plane,
+    missing_binaries,
+    pinned_version,
+)
+
+_SERVER_VERSION: dict[str, Any] = {}
+
+
+def _required() -> bool:
+    return os.environ.get("CI", "").lower() == "true" or os.environ.get("KUBE_REHASH_REAL") == "1"
+
+
+def pytest_report_header() -> str:
+    return f"real control plane: k8s.io/kubernetes {pinned_version()} from {binary_dir()}"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _SERVER_VERSION:
+        v = _SERVER_VERSION
+        terminalreporter.write_line(
+            f"tests/real and tests/e2e[real] ran against kube-apiserver {v.get('gitVersion')} "
+            f"({v.get('goVersion')}, {v.get('platform')})"
+        )
+
+
+@pytest.fixture(scope="session")
+def control() -> Iterator[ControlPlane]:
+    """The session's control plane (etcd, kube-apiserver, controllers, scheduler, kwok with 3 nodes)."""
+    if missing := missing_binaries():
+        message = (
+            f"real control plane not built ({', '.join(missing)} missing in {binary_dir()}): "
+            "run `make control-plane`"
+        )
+        if _required():
+            pytest.fail(message + " (required: CI=true or KUBE_REHASH_REAL=1)", pytrace=False)
+        pytest.skip(message)
+    with control_plane() as cp:
+        _SERVER_VERSION.update(cp.version())
+        yield cp
