@@ -148,6 +148,7 @@ def row(run: Measured, phase: AuditPhase) -> dict[str, Any]:
     out["by_verb"] = dict(sorted(_count(e.verb for e in phase.last).items()))
     # A guarded patch that lost to a controller's write (409, or 422 from a JSON-patch `test`), retried.
     out["conflicts"] = sum(1 for e in phase.last if e.verb == "patch" and e.code in (409, 422))
+    out["list_uris"] = [e.uri for e in phase.last if e.verb == "list"]  # a few per pass
     out["patched"] = sorted(
         f"{e.resource}/{e.namespace}/{e.name}"
         for e in phase.last
