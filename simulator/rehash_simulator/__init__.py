@@ -9,6 +9,20 @@ authentication, RBAC, dry-run, and fault injection. It is its own distribution, 
     with Simulator().start() as sim:
         sim.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})
         path = sim.write_kubeconfig(tmp_path / "kubeconfig")
+
+tests/conformance plays the requests kube-rehash makes against this simulator and the real kube-apiserver
+and compares status codes, Status reasons and details and response shapes (docs/conformance.md). Known
+limits, each pinned there to its exact difference or outside what kube-rehash sends:
+
+- No API defaulting: workloads and Jobs are stored as sent (no strategies, history limits or pod template
+  defaults, no generated Job selector and labels). A DaemonSet's template-generation annotation is kept.
+- No controllers: `status` is never written (only seeded), no ReplicaSets, Pods, ControllerRevisions or
+  `deployment.kubernetes.io/revision`; a created Job never runs; a namespace is deleted at once.
+- No managedFields: `fieldManager` is accepted and not recorded; server-side apply merges without owners.
+- No watches (405); no protobuf or CBOR bodies; discovery lists only the resources it serves, with the
+  verbs it implements (no watch, deletecollection or storageVersionHash), and no aggregated discovery.
+- Continue tokens are its own (a snapshot per list, expiring after 5 minutes or 512 newer lists, then 410);
+  error messages imitate kube-apiserver's wording but are not guaranteed to be identical.
 """
 
 from __future__ import annotations

@@ -28,6 +28,11 @@ _KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
+# kube-apiserver keeps a DaemonSet's template generation (internal `spec.templateGeneration`, not in apps/v1)
+# in this annotation: 1 on create, +1 whenever the pod template changes.
+DAEMONSET_TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
 def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -151,6 +156,8 @@ def prepare_create(rtype: ResourceType, obj: Obj, rv: int, *, keep_status: bool)
         meta.pop(field, None)
     if "spec" in obj and rtype.plural != "namespaces":
         meta["generation"] = 1
+    if rtype.plural == "daemonsets":
+        meta.setdefault("annotations", {})[DAEMONSET_TEMPLATE_GENERATION] = "1"
     if rtype.plural == "secrets":
         normalize_secret(obj)
     if rtype.plural == "events":
@@ -193,6 +200,11 @@ def prepare_update(rtype: ResourceType, old: Obj, new: Obj, rv: int, *, keep_sta
         meta.pop("generation", None)
     if rtype.plural == "namespaces":
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+    if rtype.plural == "daemonsets":
+        kept = str((old_meta.get("annotations") or {}).get(DAEMONSET_TEMPLATE_GENERATION, "1"))
+        template_changed = (new.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template")
+        value = str(int(kept) + 1) if template_changed and kept.isdigit() else kept
+        meta.setdefault("annotations", {})[DAEMONSET_TEMPLATE_GENERATION] = value
     if (rtype.has_status or rtype.plural == "namespaces") and not keep_status:
         if "status" in old:
             new["status"] = old["status"]
