@@ -21,6 +21,7 @@ STRATEGIC = "application/strategic-merge-patch+json"
 HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"  # reconcile/fetch.py
 HASH = "kube-rehash.io/config-hash"
 
+DS_TEMPLATE_GENERATION = "/metadata/annotations/deprecated.daemonset.template.generation"
 CMS = "/api/v1/namespaces/{ns}/configmaps"
 SECRETS = "/api/v1/namespaces/{ns}/secrets"
 DEPLOYS = "/apis/apps/v1/namespaces/{ns}/deployments"
@@ -61,6 +62,58 @@ def deployment(name: str) -> dict[str, Any]:
             },
         },
     }
+
+
+def workload(kind: str, name: str) -> dict[str, Any]:
+    """A watched StatefulSet, DaemonSet or CronJob, with no replicas or schedule that would run anything."""
+    labels = {"app": name}
+    template = {
+        "metadata": {"labels": labels},
+        "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]},
+    }
+    meta = {"name": name, "annotations": {"kube-rehash.io/watch": "true"}}
+    if kind == "CronJob":
+        template["spec"]["restartPolicy"] = "Never"
+        spec: dict[str, Any] = {
+            "schedule": "0 0 1 1 *",
+            "suspend": True,
+            "jobTemplate": {"spec": {"template": template}},
+        }
+        return {"apiVersion": "batch/v1", "kind": kind, "metadata": meta, "spec": spec}
+    spec = {"selector": {"matchLabels": labels}, "template": template}
+    if kind == "StatefulSet":
+        spec |= {"replicas": 0, "serviceName": name}
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec}
+
+
+def job(name: str) -> dict[str, Any]:
+    """A Job as reconcile/patches.py build_job makes it from a CronJob (owner reference left out)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "labels": {},
+            "annotations": {"cronjob.kubernetes.io/instantiate": "manual"},
+        },
+        "spec": {
+            "suspend": True,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "app", "image": "registry.invalid/app:1"}],
+                }
+            },
+        },
+    }
+
+
+def template_patch(pointer: str) -> list[dict[str, Any]]:
+    """kube-rehash's rollout JSON patch on a pod template whose metadata has no annotations yet."""
+    return [
+        {"op": "add", "path": f"{pointer}/metadata/annotations", "value": {HASH: "h1"}},
+        {"op": "add", "path": "/metadata/annotations/kube-rehash.io~1config-hash", "value": "h1"},
+    ]
 
 
 def post(path: str, body: Any, **kw: Any) -> Step:
@@ -346,10 +399,137 @@ CASES: tuple[Case, ...] = (
         "kube-rehash's rollout patch: the template annotation and the bookkeeping, one JSON patch",
     ),
     Case(
-        "deployment-defaulting",
-        (post(DEPLOYS, deployment("web")),),
-        "kube-apiserver fills in a Deployment's defaults (strategy, pod template fields); the simulator not",
+        "defaulting",
+        (
+            post(DEPLOYS, deployment("web")),
+            post("/apis/apps/v1/namespaces/{ns}/statefulsets", workload("StatefulSet", "db")),
+            post("/apis/apps/v1/namespaces/{ns}/daemonsets", workload("DaemonSet", "agent")),
+            post("/apis/batch/v1/namespaces/{ns}/cronjobs", workload("CronJob", "nightly")),
+            post("/apis/batch/v1/namespaces/{ns}/jobs", job("nightly-rehash-0123abcd")),
+        ),
+        "kube-apiserver fills in defaults (strategies, history limits, pod template fields, a Job's "
+        "selector and labels); the simulator stores objects as sent",
         defaults=True,
+    ),
+    Case(
+        "statefulset-rollout-patch",
+        (
+            post("/apis/apps/v1/namespaces/{ns}/statefulsets", workload("StatefulSet", "db")),
+            Step(
+                "PATCH",
+                "/apis/apps/v1/namespaces/{ns}/statefulsets/db",
+                body=template_patch("/spec/template"),
+                content_type=JSON_PATCH,
+                values=("/metadata/generation", "/spec/template/metadata"),
+            ),
+        ),
+        "kube-rehash's rollout patch on a StatefulSet",
+    ),
+    Case(
+        "daemonset-rollout-patch",
+        (
+            post(
+                "/apis/apps/v1/namespaces/{ns}/daemonsets",
+                workload("DaemonSet", "agent"),
+                values=("/metadata/generation", DS_TEMPLATE_GENERATION),
+            ),
+            Step(
+                "PATCH",
+                "/apis/apps/v1/namespaces/{ns}/daemonsets/agent",
+                body=template_patch("/spec/template"),
+                content_type=JSON_PATCH,
+                values=("/metadata/generation", "/spec/template/metadata", DS_TEMPLATE_GENERATION),
+            ),
+            Step(
+                "PATCH",
+                "/apis/apps/v1/namespaces/{ns}/daemonsets/agent",
+                body={"metadata": {"annotations": {"kube-rehash.io/rollout": "x"}}},
+                content_type=MERGE_PATCH,
+                values=("/metadata/generation", DS_TEMPLATE_GENERATION),
+            ),
+        ),
+        "kube-rehash's rollout patch on a DaemonSet",
+    ),
+    Case(
+        "cronjob-rollout-patch",
+        (
+            post("/apis/batch/v1/namespaces/{ns}/cronjobs", workload("CronJob", "nightly")),
+            Step(
+                "PATCH",
+                "/apis/batch/v1/namespaces/{ns}/cronjobs/nightly",
+                body=template_patch("/spec/jobTemplate/spec/template"),
+                content_type=JSON_PATCH,
+                values=("/metadata/generation", "/spec/jobTemplate/spec/template/metadata"),
+            ),
+        ),
+        "kube-rehash's rollout patch on a CronJob's job template",
+    ),
+    Case(
+        "job-create",
+        (post("/apis/batch/v1/namespaces/{ns}/jobs", job("nightly-rehash-0123abcd")),),
+        "the Job kube-rehash creates from a CronJob (suspended here, so nothing runs)",
+    ),
+    Case(
+        "json-patch-dry-run",
+        (
+            post(DEPLOYS, deployment("web")),
+            Step(
+                "PATCH",
+                DEPLOYS + "/web",
+                query={"dryRun": "All", "fieldManager": "kube-rehash"},
+                body=template_patch("/spec/template"),
+                content_type=JSON_PATCH,
+                values=("/metadata/generation", "/spec/template/metadata"),
+            ),
+            Step("GET", DEPLOYS + "/web", accept=ACCEPT_METADATA, values=("/metadata/generation",)),
+        ),
+        "kube-rehash --dry-run: the patched object comes back, nothing is stored",
+    ),
+    Case(
+        "generate-name",
+        (post(CMS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "gen-"}}),),
+        "create with generateName",
+    ),
+    Case(
+        "missing-namespace",
+        (post("/api/v1/namespaces/{ns}-gone/configmaps", configmap("a")),),
+        "create in a namespace that does not exist: 404 NotFound for the namespace",
+    ),
+    Case(
+        "patch-missing",
+        (Step("PATCH", CMS + "/nope", body={"data": {"k": "v"}}, content_type=MERGE_PATCH),),
+        "a patch of an object that does not exist",
+    ),
+    Case(
+        "metadata-get-missing",
+        (Step("GET", CMS + "/nope", accept=ACCEPT_METADATA),),
+        "a metadata-only GET of an object that does not exist",
+    ),
+    Case(
+        "put-without-resource-version",
+        (post(CMS, configmap("a")), Step("PUT", CMS + "/a", body=configmap("a", {"k": "w"}))),
+        "a PUT without metadata.resourceVersion (an unconditional update of a ConfigMap)",
+    ),
+    Case(
+        "patch-renames",
+        (
+            post(CMS, configmap("a")),
+            Step("PATCH", CMS + "/a", body={"metadata": {"name": "b"}}, content_type=MERGE_PATCH),
+        ),
+        "a patch may not change the name",
+    ),
+    Case(
+        "watch",
+        (Step("GET", CMS, query={"watch": "true", "timeoutSeconds": "1"}),),
+        "a watch (kube-rehash never watches): kube-apiserver streams events, the simulator refuses",
+    ),
+    Case(
+        "table",
+        (
+            post(CMS, configmap("a")),
+            Step("GET", CMS, accept="application/json;as=Table;v=v1;g=meta.k8s.io,application/json"),
+        ),
+        "kubectl get: a Table",
     ),
     Case(
         "deployment-merge-patch",
