@@ -29,7 +29,9 @@ from .resources import BY_PATH, ResourceType
 from .store import Store
 
 NOT_FOUND = ApiError(404, "the server could not find the requested resource", details={})
-METHOD_NOT_ALLOWED = ApiError(405, "the server does not allow this method on the requested resource")
+METHOD_NOT_ALLOWED = ApiError(
+    405, "the server does not allow this method on the requested resource", details={}
+)
 Response = tuple[int, bytes, str]
 # kube-apiserver's defaultGzipThresholdBytes and defaultGzipContentEncodingLevel.
 GZIP_THRESHOLD = 128 * 1024
