@@ -524,6 +524,35 @@ CASES: tuple[Case, ...] = (
         "a watch (kube-rehash never watches): kube-apiserver streams events, the simulator refuses",
     ),
     Case(
+        "method-not-allowed",
+        (
+            post(CMS, configmap("a")),
+            post(CMS + "/a", configmap("a")),
+            Step("PUT", CMS, body=configmap("a")),
+        ),
+        "a create on an object path and an update on a collection (tests/simulator/test_http.py)",
+    ),
+    Case(
+        "body-namespace-mismatch",
+        (post(CMS, configmap("a", namespace="elsewhere")),),
+        "a create whose body names another namespace than the URL",
+    ),
+    Case(
+        "put-name-mismatch",
+        (post(CMS, configmap("a")), Step("PUT", CMS + "/a", body=configmap("b"))),
+        "an update whose body names another object than the URL",
+    ),
+    Case(
+        "bad-data-type",
+        (post(CMS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": 1}}),),
+        "a ConfigMap whose data value is not a string does not decode",
+    ),
+    Case(
+        "wrong-kind-in-body",
+        (post(CMS, {**configmap("a"), "kind": "Secret"}),),
+        "a create whose body is of another kind than the collection",
+    ),
+    Case(
         "table",
         (
             post(CMS, configmap("a")),
