@@ -67,13 +67,11 @@ def deployment(name: str) -> dict[str, Any]:
 def workload(kind: str, name: str) -> dict[str, Any]:
     """A watched StatefulSet, DaemonSet or CronJob, with no replicas or schedule that would run anything."""
     labels = {"app": name}
-    template = {
-        "metadata": {"labels": labels},
-        "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]},
-    }
+    pod: dict[str, Any] = {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]}
+    template = {"metadata": {"labels": labels}, "spec": pod}
     meta = {"name": name, "annotations": {"kube-rehash.io/watch": "true"}}
     if kind == "CronJob":
-        template["spec"]["restartPolicy"] = "Never"
+        pod["restartPolicy"] = "Never"
         spec: dict[str, Any] = {
             "schedule": "0 0 1 1 *",
             "suspend": True,
