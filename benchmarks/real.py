@@ -25,6 +25,7 @@ import random
 import sys
 import time
 import urllib.parse
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -145,7 +146,7 @@ def row(run: Measured, phase: AuditPhase) -> dict[str, Any]:
     for key in ("bytes", "metadata_gets", "metadata_lists", "content_gets"):
         out.pop(key)
     out["source_gets"] = run.traffic.content_gets  # every ConfigMap/Secret GET, metadata-only or not
-    out["by_verb"] = dict(sorted(_count(e.verb for e in phase.last).items()))
+    out["by_verb"] = dict(sorted(Counter(e.verb for e in phase.last).items()))
     # A guarded patch that lost to a controller's write (409, or 422 from a JSON-patch `test`), retried.
     out["conflicts"] = sum(1 for e in phase.last if e.verb == "patch" and e.code in (409, 422))
     out["list_uris"] = [e.uri for e in phase.last if e.verb == "list"]  # a few per pass
@@ -164,13 +165,6 @@ def row(run: Measured, phase: AuditPhase) -> dict[str, Any]:
     elif run.code != 0:
         raise RuntimeError(f"{run.name} exit {run.code}: {run.stderr[-2000:]}")
     return out
-
-
-def _count(items: Any) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[item] = counts.get(item, 0) + 1
-    return counts
 
 
 class Loader:

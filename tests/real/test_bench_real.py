@@ -38,7 +38,8 @@ def test_every_pass_of_every_tool_is_counted_from_the_audit_log(measured: dict[s
         assert row["requests"] > 0, row
         assert row["requests"] == sum(row["by_verb"].values()), row
         assert row["wall_s"] > 0
-        assert row["errors"] == 0, row
+        # A guarded patch may lose to a controller's status write (409) and is retried; nothing else fails.
+        assert row["errors"] == row["conflicts"], row
         assert row["list_uris"], "every tool lists the workloads"
         # Bytes are not in the audit log: the row must not pretend to know them.
         assert "bytes" not in row
