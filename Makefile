@@ -63,7 +63,7 @@ quick: $(VENV)/.installed-test
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json
 
-bench: $(VENV)/.installed-bench
+bench: $(VENV)/.installed-bench control-plane
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
 
 chaos: $(VENV)/.installed-test
