@@ -15,8 +15,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
-import datetime
-import ipaddress
 import json
 import os
 import re
@@ -36,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from rehash_simulator import tls
 
 REPO = Path(__file__).resolve().parents[2]
 GO_MOD = REPO / "tests" / "cluster" / "go.mod"
@@ -196,66 +194,23 @@ def wait_for(what: str, probe: Callable[[], bool], timeout: float, components: l
 # -- certificates and keys -----------------------------------------------------------------------------------
 
 
-def _pem_key(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
+# The apiserver's names: loopback for the tests, the in-cluster service names and IP for pods' clients.
+APISERVER_HOSTS = (
+    "127.0.0.1",
+    "10.0.0.1",
+    "localhost",
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
+    "kubernetes.default.svc.cluster.local",
+)
 
 
 def write_pki(directory: Path) -> dict[str, Path]:
-    """A CA, the apiserver's serving certificate (loopback and in-cluster names), service-account keys."""
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-rehash test CA")])
-    ca_cert = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=7))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    names: list[x509.GeneralName] = [
-        x509.DNSName(n)
-        for n in (
-            "localhost",
-            "kubernetes",
-            "kubernetes.default",
-            "kubernetes.default.svc",
-            "kubernetes.default.svc.cluster.local",
-        )
-    ]
-    names += [x509.IPAddress(ipaddress.ip_address(a)) for a in ("127.0.0.1", "10.0.0.1")]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=7))
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
+    """A CA, the apiserver's serving certificate and service-account signing keys, from the simulator's
+    CA code (rehash_simulator.tls, the one implementation in the repository)."""
+    ca = tls.make_ca("kube-rehash test CA")
+    cert, key = tls.issue(ca, "kube-apiserver", server_hosts=APISERVER_HOSTS)
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     files = {
         "ca": directory / "ca.crt",
@@ -264,10 +219,14 @@ def write_pki(directory: Path) -> dict[str, Path]:
         "sa-key": directory / "sa.key",
         "sa-pub": directory / "sa.pub",
     }
-    files["ca"].write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
-    files["cert"].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    files["key"].write_bytes(_pem_key(key))
-    files["sa-key"].write_bytes(_pem_key(sa_key))
+    files["ca"].write_bytes(tls.cert_pem(ca[0]))
+    files["cert"].write_bytes(tls.cert_pem(cert))
+    files["key"].write_bytes(tls.key_pem(key))
+    files["sa-key"].write_bytes(
+        sa_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     files["sa-pub"].write_bytes(
         sa_key.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
