@@ -277,29 +277,10 @@ def push(settings: Settings, report: Report) -> None:
             configs_fetched=report.contents_fetched,
             duration_seconds=report.duration,
             success=not report.failed and not report.interrupted,
-            deferred=deferred_by_reason(report),
+            deferred=report.deferred_by_reason(),
         )
     except RehashError as exc:
         log.warning("pushing metrics failed: %s", exc)
-
-
-def deferred_by_reason(report: Report) -> dict[str, int]:
-    """Deferred rows by why: the budget, --max-rollouts, min-interval, a stop, or a restart window."""
-    out: dict[str, int] = {}
-    for row in report.rows:
-        if row.action == "deferred":
-            reason = next((label for prefix, label in DEFERRAL_REASONS if prefix in row.reason), "other")
-            out[reason] = out.get(reason, 0) + 1
-    return out
-
-
-DEFERRAL_REASONS = (
-    ("pass budget", "pass budget"),
-    ("pass stopped", "stopped"),
-    ("--max-rollouts", "max-rollouts"),
-    ("min-interval", "min-interval"),
-    ("restart window", "window"),
-)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -17,9 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from reconcile.errors import NotFound, PassCut, RehashError
+from reconcile.errors import NotFound, PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import Kind
+from reconcile.plan import Deferral
 from reconcile.refs import DiscoverySettings, opt_in_keys
 from reconcile.report import Row
 from reconcile.settings import Settings, Shard
@@ -139,7 +140,8 @@ def list_kind(
             log.info("%s are not served by this cluster; skipping the kind", kind.plural)
             break
         except PassCut as exc:  # not reached: the budget ran out, or the pass was stopped
-            failures.append(Row.scope_deferred(kind.kind, namespace or "*", f"{exc}; not listed"))
+            why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
+            failures.append(Row.scope_deferred(kind.kind, namespace or "*", f"{exc}; not listed", why))
         except RehashError as exc:
             failures.append(Row.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
     return targets, failures

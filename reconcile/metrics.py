@@ -35,9 +35,8 @@ from prometheus_client import CollectorRegistry, Gauge, push_to_gateway, pushadd
 from prometheus_client.exposition import basic_auth_handler, default_handler
 
 from reconcile.errors import RehashError
+from reconcile.plan import Deferral
 
-# Every reason is pushed (0 when none), so an alert on one series never sees it vanish.
-DEFERRAL_REASONS = ("pass budget", "max-rollouts", "min-interval", "window", "stopped")
 _TOTAL_KEY = "workloads"  # the report summary's total, not an action
 _STALLED_KEY = "stalled"  # the report summary's count of stalled rollouts, not an action
 _MAX_MESSAGE = 200
@@ -65,7 +64,7 @@ def build_registry(
     configs_fetched: int,
     duration_seconds: float,
     success: bool,
-    deferred: Mapping[str, int],
+    deferred: Mapping[Deferral, int],
     now: float | None = None,
 ) -> CollectorRegistry:
     """A fresh registry holding one pass's metrics (the last-success gauge only when `success`)."""
@@ -101,11 +100,8 @@ def build_registry(
         ["reason"],
         registry=registry,
     )
-    for reason in DEFERRAL_REASONS:
-        by_reason.labels(reason=reason).set(deferred.get(reason, 0))
-    for reason, count in sorted(deferred.items()):
-        if reason not in DEFERRAL_REASONS:
-            by_reason.labels(reason=reason).set(count)
+    for reason in Deferral:  # every reason, 0 when none, so an alert's series never vanishes
+        by_reason.labels(reason=reason.value).set(deferred.get(reason, 0))
     if success:
         Gauge(
             "kube_rehash_last_success_timestamp_seconds",
@@ -125,7 +121,7 @@ def push_metrics(
     configs_fetched: int,
     duration_seconds: float,
     success: bool,
-    deferred: Mapping[str, int],
+    deferred: Mapping[Deferral, int],
     timeout: float = 5.0,
 ) -> None:
     """Push one pass's metrics to the Pushgateway at `url` under `job` and `grouping`.

@@ -37,6 +37,16 @@ class Action(StrEnum):
 WRITING_ACTIONS = frozenset({Action.ROLLOUT, Action.ADOPT, Action.REFRESH})
 
 
+class Deferral(StrEnum):
+    """Why a workload was left to a later pass: the label of `kube_rehash_deferred{reason}`."""
+
+    BUDGET = "pass budget"
+    MAX_ROLLOUTS = "max-rollouts"
+    MIN_INTERVAL = "min-interval"
+    WINDOW = "window"
+    STOPPED = "stopped"
+
+
 @dataclass(frozen=True)
 class Observed:
     """The current state of a workload's sources, as far as this pass established it."""
@@ -116,6 +126,8 @@ class Decision:
     observed: Observed | None = None
     rollout: RolloutCheck | None = None
     """Our recorded, unfinished rollout of this workload and its status as read in this pass."""
+    deferral: Deferral | None = None
+    """Why it is `deferred` (set exactly when the action is DEFERRED)."""
 
 
 def decide_early(target: Target | Listed) -> Decision | None:
@@ -184,7 +196,7 @@ def decide(
     closed = format_deferral(windows_of(target.restart_window, windows), now)
     if closed is None:
         return planned
-    return replace(planned, action=Action.DEFERRED, reason=join(closed, planned.reason))
+    return defer(planned, Deferral.WINDOW, join(closed, planned.reason))
 
 
 def _decide(target: Target, observed: Observed, *, now: datetime, first_sight_rollout: bool) -> Decision:
@@ -212,11 +224,10 @@ def _decide(target: Target, observed: Observed, *, now: datetime, first_sight_ro
         what = ", ".join(changed) + " changed" if changed and known is not None else "config content changed"
         if target.min_interval and book.last_rollout and now - book.last_rollout < target.min_interval:
             until = format_time(book.last_rollout + target.min_interval)
-            return replace(
-                base,
-                action=Action.DEFERRED,
-                reason=f"{what}; min-interval holds it until {until}",
-                changed=changed,
+            return defer(
+                replace(base, changed=changed),
+                Deferral.MIN_INTERVAL,
+                f"{what}; min-interval holds it until {until}",
             )
         return replace(base, action=Action.ROLLOUT, reason=join(what, note_for(target)), changed=changed)
     if (
@@ -273,7 +284,7 @@ def apply_budget(
             budget -= 1
             continue
         reason = f"over --max-rollouts {limit}; rolls in a later pass ({decision.reason})"
-        result[index] = (target, replace(decision, action=Action.DEFERRED, reason=reason))
+        result[index] = (target, defer(decision, Deferral.MAX_ROLLOUTS, reason))
     return result
 
 
@@ -288,9 +299,22 @@ def count_actions(decisions: Iterable[Decision]) -> dict[str, int]:
     return counts
 
 
-# The reason of every workload a pass's time budget did not reach; the report counts them.
-BUDGET_REASON = "pass budget"
+def defer(decision: Decision, why: Deferral, reason: str) -> Decision:
+    """`decision` left to a later pass, keeping what it found (hashes, configs, changed sources)."""
+    return replace(decision, action=Action.DEFERRED, reason=reason, deferral=why)
 
 
 def defer_for_budget(detail: str = "not reached before the pass's time budget ran out") -> Decision:
-    return Decision(Action.DEFERRED, f"{BUDGET_REASON}: {detail}; a later pass takes it")
+    """The decision of a workload the pass's time budget did not reach (or whose write it cut)."""
+    return Decision(
+        Action.DEFERRED, f"{Deferral.BUDGET}: {detail}; a later pass takes it", deferral=Deferral.BUDGET
+    )
+
+
+def defer_for_stop(decision: Decision | None = None) -> Decision:
+    """The decision of a workload a SIGTERM kept the pass from reaching, or from writing."""
+    if decision is None:
+        return Decision(
+            Action.DEFERRED, "pass stopped (SIGTERM) before reaching it", deferral=Deferral.STOPPED
+        )
+    return defer(decision, Deferral.STOPPED, f"pass stopped (SIGTERM) before writing: {decision.reason}")

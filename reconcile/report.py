@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.plan import BUDGET_REASON, Action, Decision
+from reconcile.plan import Action, Decision, Deferral
 from reconcile.targets import STALLED, Listed, Target
 
 ACTION_ORDER = [a.value for a in Action]
@@ -31,6 +31,8 @@ class Row:
     previous: str | None = None
     rollout_status: str | None = None
     """complete, progressing or stalled: our unfinished rollout's status read in this pass."""
+    deferral: Deferral | None = None
+    """Why a `deferred` row was left to a later pass (the metric's label; not in the JSON)."""
 
     @classmethod
     def of(cls, target: Target | Listed, decision: Decision) -> Row:
@@ -44,6 +46,7 @@ class Row:
             hash=decision.config_hash,
             previous=decision.previous,
             rollout_status=decision.rollout.status.value if decision.rollout else None,
+            deferral=decision.deferral,
         )
 
     @classmethod
@@ -52,13 +55,13 @@ class Row:
         return cls(kind=kind, namespace=namespace, name="*", action=Action.FAILED.value, reason=reason)
 
     @classmethod
-    def scope_deferred(cls, kind: str, namespace: str, reason: str) -> Row:
+    def scope_deferred(cls, kind: str, namespace: str, reason: str, why: Deferral) -> Row:
         """A scope the pass did not reach (its budget ran out, or it was stopped): name `*`."""
-        return cls(kind=kind, namespace=namespace, name="*", action=Action.DEFERRED.value, reason=reason)
+        return cls(kind, namespace, "*", Action.DEFERRED.value, reason, deferral=why)
 
     @property
     def by_budget(self) -> bool:
-        return self.action == Action.DEFERRED.value and self.reason.startswith(BUDGET_REASON)
+        return self.deferral is Deferral.BUDGET
 
     @property
     def stalled(self) -> bool:
@@ -105,7 +108,15 @@ class Report:
     @property
     def decided(self) -> int:
         """Rows the pass got to the end of (not deferred for want of time or a stop)."""
-        return sum(1 for r in self.rows if not r.by_budget and not r.reason.startswith("pass stopped"))
+        return sum(1 for r in self.rows if r.deferral not in (Deferral.BUDGET, Deferral.STOPPED))
+
+    def deferred_by_reason(self) -> dict[Deferral, int]:
+        """Deferred rows counted by why, every reason present (0 when none)."""
+        counts = dict.fromkeys(Deferral, 0)
+        for row in self.rows:
+            if row.deferral is not None:
+                counts[row.deferral] += 1
+        return counts
 
     def sorted_rows(self) -> list[Row]:
         return sorted(self.rows, key=lambda r: (r.namespace, r.kind, r.name))

@@ -22,7 +22,7 @@ from reconcile.decide import decide_batch
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.listing import covers_whole_cluster, list_targets
-from reconcile.plan import Action, Decision, defer_for_budget
+from reconcile.plan import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
 from reconcile.planner import open_stage, redecide, rules_for
 from reconcile.read import ReadStage, prefetch_kinds
 from reconcile.report import Report, Row
@@ -167,13 +167,13 @@ class PassWalk:
         if settled is not None:
             return settled
         if self.budget.stop.is_set():
-            return Decision(Action.DEFERRED, "pass stopped (SIGTERM) before reaching it")
+            return defer_for_stop()
         return defer_for_budget()
 
     @staticmethod
     def stopped(decision: Decision) -> Decision:
         if decision.action is Action.DEFERRED:
             return decision
-        if decision.action in (Action.ROLLOUT, Action.ADOPT, Action.REFRESH):
-            return Decision(Action.DEFERRED, f"pass stopped (SIGTERM) before writing: {decision.reason}")
+        if decision.action in WRITING_ACTIONS:
+            return defer_for_stop(decision)
         return decision

@@ -33,7 +33,15 @@ from reconcile.patches import (
     jobs_path,
     rollout_state_patch,
 )
-from reconcile.plan import WRITING_ACTIONS, Action, Decision, Observed, apply_budget, defer_for_budget
+from reconcile.plan import (
+    WRITING_ACTIONS,
+    Action,
+    Decision,
+    Observed,
+    apply_budget,
+    defer_for_budget,
+    defer_for_stop,
+)
 from reconcile.report import Row
 from reconcile.rollouts import RolloutCheck, stall_message
 from reconcile.targets import COMPLETE, PROGRESSING, STALLED, Annotations, Target
@@ -195,8 +203,7 @@ class Writer:
         """The decision a write the pass may no longer send becomes: deferred, saying why."""
         if isinstance(exc, Stopped):
             self.stopped = True
-            reason = f"pass stopped (SIGTERM) before writing: {decision.reason}"
-            return replace(decision, action=Action.DEFERRED, reason=reason)
+            return defer_for_stop(decision)
         return replace(
             defer_for_budget(f"not written before the time budget ran out ({decision.reason})"),
             config_hash=decision.config_hash,

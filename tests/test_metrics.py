@@ -16,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from reconcile.errors import RehashError
 from reconcile.metrics import MetricsPushError, push_metrics
+from reconcile.plan import Deferral
 
 PUSHGATEWAY = os.environ.get("KUBE_REHASH_TEST_PUSHGATEWAY", "/usr/bin/prometheus-pushgateway")
 pytestmark = pytest.mark.skipif(
@@ -85,7 +86,7 @@ def _push(url: str, grouping: dict[str, str], *, success: bool, rollouts: int, c
         configs_fetched=9,
         duration_seconds=1.5,
         success=success,
-        deferred={"pass budget": 1, "max-rollouts": 1},
+        deferred={Deferral.BUDGET: 1, Deferral.MAX_ROLLOUTS: 1},
     )
 
 
