@@ -56,9 +56,10 @@ unit: control-plane
 cluster: $(VENV)/.installed-test control-plane
 	@$(BIN)/python -m tests.cluster
 
-# Fast inner loop: the tests `unit` runs, without tests/real (no Go build, no control plane).
+# Fast inner loop: the tests `unit` runs, without those that need the real control plane (marker `real`:
+# tests/real, tests/conformance, the [real] half of tests/e2e): no Go build, no control plane.
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not chaos" --ignore=tests/real
+	$(BIN)/python -m pytest -q -m "not chaos and not real"
 
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json

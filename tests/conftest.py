@@ -43,6 +43,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the control plane is marked `real`, so `make quick` can leave them all out."""
+    for item in items:
+        if "control" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.real)
+
+
 @pytest.fixture(scope="session")
 def control() -> Iterator[ControlPlane]:
     """The session's control plane (etcd, kube-apiserver, controllers, scheduler, kwok with 3 nodes)."""

@@ -32,7 +32,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if marker is not None:
         assert marker.args and marker.args[0], "sim_only needs a reason"
     backends = ("sim",) if marker is not None else BACKENDS
-    metafunc.parametrize("cluster", backends, indirect=True, ids=list(backends))
+    params = [pytest.param(b, id=b, marks=[pytest.mark.real] if b == "real" else []) for b in backends]
+    metafunc.parametrize("cluster", params, indirect=True)
 
 
 @pytest.fixture(scope="session")
