@@ -1,9 +1,11 @@
 """Reading ConfigMaps and Secrets gently: metadata first, content only for what changed.
 
 Per namespace the planner picks metadata gets by name (few references; needs only `get`) or one
-metadata list (many references, or search mode), with server-side filters where they exist (Helm
-release Secrets are never listed). A pass over the whole cluster may instead list a kind once,
-cluster-wide, when the kind's objects are few enough per referenced one (see `CLUSTER_LIST_RATIO`).
+metadata list (search mode, or many references where the namespace holds few enough objects per
+referenced one), with server-side filters where they exist (Helm release Secrets are never listed). A
+namespace's metadata list serves every batch of that namespace in the pass, so a large namespace cut
+into batches is listed once, not once per batch. A pass over the whole cluster may instead list a kind
+once, cluster-wide, when the kind's objects are few enough per referenced one (see `CLUSTER_LIST_RATIO`).
 Content is downloaded only for sources whose identity, version or key selection differs from what the
 workload recorded, and is dropped as soon as it is hashed: only digests are kept, never Secret data.
 """
@@ -11,6 +13,7 @@ workload recorded, and is dropped as soon as it is hashed: only digests are kept
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Executor
 from typing import Any, Literal, TypeVar
@@ -42,6 +45,11 @@ GET_THRESHOLD = 40
 # headers (the bearer token alone is often ~1 KB) and costs the API server a full authn/authz/audit
 # cycle; a list item moves ~300 bytes, about 40 once a page over 128 KiB is gzipped (docs/performance.md).
 CLUSTER_LIST_RATIO = 16
+# A content list moves every object of the namespace in full, a GET only a wanted one (plus ~1 KB of
+# request): a batch lists content only where the namespace holds at most this many objects of the kind
+# per wanted one. Without it, a namespace of 6,400 ConfigMaps cut into 16 batches of ~115 wanted each was
+# listed in full 16 times at first sight (550 MB; docs/performance.md).
+CONTENT_LIST_RATIO = 4
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -83,6 +91,19 @@ class SourceReader:
         self.contents_fetched = 0
         # Kinds listed cluster-wide for this pass: kind -> namespace -> name -> metadata.
         self._cluster: dict[str, dict[str, dict[str, SourceMeta]]] = {}
+        # This pass's lists of the current namespace (kind -> name -> metadata): its later batches reuse
+        # them. Only one namespace is kept (batches come namespace by namespace), so memory stays bounded.
+        self._lists: dict[tuple[str, str], dict[str, SourceMeta]] = {}
+        # Objects per (namespace, kind), probed once per pass where a list is considered.
+        self._counts: dict[tuple[str, str], int | None] = {}
+        # Recorded sources per (namespace, kind) of the pass's trusted workloads (`expect`).
+        self._expected: Mapping[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+
+    def expect(self, wanted: Mapping[tuple[str, str], int]) -> None:
+        """The sources per (namespace, kind) the whole pass will want, so that a namespace's metadata is
+        listed when its batches together want enough of it, though each batch alone wants few."""
+        self._expected = dict(wanted)
 
     def survey_cluster(
         self, wanted: Mapping[str, int], namespaces: Collection[str], exclude: Collection[str] = ()
@@ -135,12 +156,59 @@ class SourceReader:
                 found.setdefault(namespace, {})[meta.name] = meta
         return found
 
-    def plan_kind(self, names: Collection[str], search: bool) -> Literal["list", "get"]:
+    def plan_kind(
+        self,
+        namespace: str,
+        kind: str,
+        names: Collection[str],
+        *,
+        search: bool = False,
+        content: bool = False,
+    ) -> Literal["list", "get"]:
+        """How to read `names` of a kind in a namespace: one list of the namespace, or GETs by name. A list
+        is worth it where the namespace holds few enough objects per wanted one (metadata: per source the
+        whole pass wants there, as the list serves every batch; content: per source this batch wants)."""
         if search:
             return "list"
         if self.mode != "auto":
             return self.mode
-        return "get" if len(names) <= GET_THRESHOLD else "list"
+        wanted = len(names) if content else max(len(names), self._expected.get((namespace, kind), 0))
+        if wanted <= GET_THRESHOLD:
+            return "get"
+        total = self._count(namespace, kind)
+        ratio = CONTENT_LIST_RATIO if content else CLUSTER_LIST_RATIO
+        return "list" if total is None or total <= ratio * wanted else "get"
+
+    def _count(self, namespace: str, kind: str) -> int | None:
+        """Objects of a kind in the namespace, from a `limit=1` metadata list (None: the server did not say,
+        or the probe failed; the caller then lists, as it would without the probe)."""
+        key = (namespace, kind)
+        if key not in self._counts:
+            path = RESOURCES[kind].collection_path(namespace)
+            try:
+                self._counts[key] = _object_count(
+                    next(self.client.list_pages(path, metadata_only=True, limit=1))
+                )
+            except PassCut:
+                raise
+            except RehashError as exc:
+                log.info("counting the %ss of %s failed (%s)", kind, namespace, exc)
+                self._counts[key] = None
+        return self._counts[key]
+
+    def _known_list(self, namespace: str, kind: str) -> Mapping[str, SourceMeta] | None:
+        """Every object of a kind in the namespace, if this pass already listed it (cluster-wide or here)."""
+        cluster = self._cluster.get(kind)
+        if cluster is not None:
+            return cluster.get(namespace, {})
+        with self._lock:
+            return self._lists.get((namespace, kind))
+
+    def _remember(self, namespace: str, kind: str, listed: dict[str, SourceMeta]) -> None:
+        with self._lock:
+            if any(ns != namespace for ns, _ in self._lists):
+                self._lists.clear()
+            self._lists[(namespace, kind)] = listed
 
     def survey(
         self, namespace: str, wanted: Mapping[str, set[str]], search_kinds: frozenset[str]
@@ -159,23 +227,21 @@ class SourceReader:
                 result.searched.add(kind)
             if not names and not search:
                 continue
-            cluster = self._cluster.get(kind)
-            if cluster is not None:
-                result.found.update({SourceKey(kind, n): m for n, m in cluster.get(namespace, {}).items()})
-                result.listed.add(kind)
-                result.searched.add(kind)
-                names = self._unlisted(result, kind, names)
-            elif self.plan_kind(names, search) == "list":
+            listed = self._known_list(namespace, kind)
+            if listed is None:
                 try:
-                    self._list(result, kind, helm_filter=kind == "secret")
-                    result.listed.add(kind)
-                    result.searched.add(kind)
-                    names = self._unlisted(result, kind, names)
+                    if self.plan_kind(namespace, kind, names, search=search) == "list":
+                        listed = self._list(namespace, kind)
                 except PassCut:
                     result.cut = True
                     return result
                 except RehashError as exc:
                     result.broken[SourceKey.whole(kind)] = exc
+            if listed is not None:
+                result.found.update({SourceKey(kind, n): m for n, m in listed.items()})
+                result.listed.add(kind)
+                result.searched.add(kind)
+                names = self._unlisted(result, kind, names)
             self._get_each(result, kind, names, content=False)
         return result
 
@@ -185,13 +251,18 @@ class SourceReader:
         filtered out of the list), so confirm those by name; a missing ConfigMap is absent."""
         return {n for n in names if SourceKey(kind, n) not in result.found} if kind == "secret" else set()
 
-    def _list(self, result: NamespaceSources, kind: str, *, helm_filter: bool) -> None:
-        path = RESOURCES[kind].collection_path(result.namespace)
-        selector = HELM_RELEASE_FILTER if helm_filter else None
+    def _list(self, namespace: str, kind: str) -> dict[str, SourceMeta]:
+        """The metadata of every object of a kind in the namespace (Helm releases filtered out), kept for
+        the namespace's later batches in this pass."""
+        path = RESOURCES[kind].collection_path(namespace)
+        selector = HELM_RELEASE_FILTER if kind == "secret" else None
+        listed: dict[str, SourceMeta] = {}
         for item in self.client.list_items(path, field_selector=selector, metadata_only=True):
             meta = read_meta(kind, item, self.interesting)
             if meta is not None:
-                result.found[SourceKey(kind, meta.name)] = meta
+                listed[meta.name] = meta
+        self._remember(namespace, kind, listed)
+        return listed
 
     def contents(self, namespace: str, wants: Mapping[SourceKey, Collection[Selection]]) -> NamespaceSources:
         """The content tokens of the wanted sources for each key selection, with their identity: by name,
@@ -203,15 +274,17 @@ class SourceReader:
             by_kind.setdefault(key.kind, set()).add(key.name)
         for kind, wanted in sorted(by_kind.items()):
             names = wanted
-            if self.plan_kind(names, False) == "list" and not (self.mode == "get" and kind == "secret"):
-                try:
+            try:
+                if self.plan_kind(namespace, kind, names, content=True) == "list" and not (
+                    self.mode == "get" and kind == "secret"
+                ):
                     self._list_contents(result, kind, wants)
                     names = self._unlisted(result, kind, wanted)
-                except PassCut:
-                    result.cut = True
-                    return result
-                except RehashError as exc:
-                    log.info("listing %ss of %s failed (%s); reading them by name", kind, namespace, exc)
+            except PassCut:
+                result.cut = True
+                return result
+            except RehashError as exc:
+                log.info("listing %ss of %s failed (%s); reading them by name", kind, namespace, exc)
             self._get_each(result, kind, names, content=True, wants=wants)
         return result
 
@@ -221,15 +294,17 @@ class SourceReader:
         path = RESOURCES[kind].collection_path(result.namespace)
         selector = HELM_RELEASE_FILTER if kind == "secret" else None
         seen: dict[SourceKey, dict[str, Any]] = {}
+        listed: dict[str, SourceMeta] = {}
         for item in self.client.list_items(path, field_selector=selector):
             meta = read_meta(kind, item, self.interesting)
             if meta is None:
                 continue
             key = SourceKey(kind, meta.name)
-            result.found[key] = meta
+            result.found[key] = listed[meta.name] = meta
             if key in wants:
                 seen[key] = item
         result.listed.add(kind)
+        self._remember(result.namespace, kind, listed)
         for key, obj in seen.items():
             self._hash(result, key, obj, wants[key])
 

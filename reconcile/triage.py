@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from reconcile.kube.kinds import Kind
@@ -107,11 +107,20 @@ def kinds_to_list_in_full(listed: Iterable[Listed], triage: Triage) -> list[Kind
     ]
 
 
-def wanted_counts(listed: Iterable[Listed], triage: Triage) -> dict[str, int]:
-    """Recorded sources per kind of the workloads that may be confirmed from source metadata."""
-    names: dict[str, set[tuple[str, str]]] = defaultdict(set)
+def wanted_sources(listed: Iterable[Listed], triage: Triage) -> dict[tuple[str, str], int]:
+    """Distinct recorded sources per (namespace, kind) of the workloads that may be confirmed from source
+    metadata: what the pass will want to know of each namespace."""
+    names: dict[tuple[str, str], set[str]] = defaultdict(set)
     for workload in listed:
         if workload.uid in triage.trusted:
             for ref in workload.discovery.references:
-                names[ref.kind].add((workload.namespace, ref.name))
-    return {kind: len(found) for kind, found in names.items()}
+                names[(workload.namespace, ref.kind)].add(ref.name)
+    return {key: len(found) for key, found in names.items()}
+
+
+def wanted_counts(wanted: Mapping[tuple[str, str], int]) -> dict[str, int]:
+    """The same, per kind over every namespace."""
+    counts: dict[str, int] = defaultdict(int)
+    for (_, kind), count in wanted.items():
+        counts[kind] += count
+    return dict(counts)
