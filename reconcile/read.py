@@ -179,20 +179,27 @@ def prefetch_kinds(
     wanted: Mapping[str, Listed],
     rules: Rules,
     *,
+    scopes: Sequence[str | None] = (None,),
     field_selector: str | None = None,
 ) -> dict[str, Target | RehashError]:
-    """One paged full list per kind, cluster-wide, keeping slim views of the `wanted` workloads only.
-
-    A failed list is not a failure of its workloads: they are read one by one in their batches."""
+    """One paged full list per kind and scope (a namespace, or None: cluster-wide), keeping slim views of
+    the `wanted` workloads only. A failed list is not a failure of its workloads: they are read one by
+    one in their batches."""
     out: dict[str, Target | RehashError] = {}
     for kind in kinds:
-        try:
-            for item in client.list_items(kind.collection_path(None), field_selector=field_selector):
-                uid = str((item.get("metadata") or {}).get("uid", ""))
-                if uid in wanted:
-                    out[uid] = read_target(item, kind, rules.discovery)
-        except PassCut:
-            raise
-        except RehashError as exc:
-            log.info("listing %s in full failed (%s); reading them one by one", kind.plural, exc)
+        for scope in scopes:
+            try:
+                for item in client.list_items(kind.collection_path(scope), field_selector=field_selector):
+                    uid = str((item.get("metadata") or {}).get("uid", ""))
+                    if uid in wanted:
+                        out[uid] = read_target(item, kind, rules.discovery)
+            except PassCut:
+                raise
+            except RehashError as exc:
+                log.info(
+                    "listing %s of %s in full failed (%s); reading them one by one",
+                    kind.plural,
+                    scope or "the cluster",
+                    exc,
+                )
     return out

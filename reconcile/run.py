@@ -37,6 +37,7 @@ from reconcile.triage import (
     rotation_start,
     triage_listed,
     wanted_counts,
+    wanted_sources,
 )
 from reconcile.write import WriteOptions, Writer
 
@@ -116,24 +117,33 @@ class PassWalk:
         self.report.interrupted = self.budget.stop.is_set()
 
     def prepare(self, listed: Sequence[Listed], triage: Triage) -> None:
-        """Whole-cluster reads that serve many batches: full lists of kinds most of whose workloads need
-        their spec, and cluster-wide source metadata for the workloads confirmable from their records."""
+        """Reads that serve many batches: full lists (cluster-wide, or per namespace under -n) of kinds most
+        of whose workloads need their spec, and in a whole-cluster pass cluster-wide source metadata for the
+        workloads confirmable from their records; the reader learns what each namespace will want."""
+        wanted = wanted_sources(listed, triage)
+        self.stage.reader.expect(wanted)
         try:
-            if not self.settings.namespaces:
-                kinds = kinds_to_list_in_full(listed, triage)
-                wanted = {w.uid: w for w in listed if w.uid in triage.need_spec}
+            if kinds := kinds_to_list_in_full(listed, triage):
+                unseen = {w.uid: w for w in listed if w.uid in triage.need_spec}
+                # Scoped by -n: one list per namespace, not per batch of a large one; else cluster-wide.
+                scopes = sorted({w.namespace for w in listed}) if self.settings.namespaces else [None]
                 excluded = ",".join(
                     f"metadata.namespace!={n}" for n in sorted(self.settings.exclude_namespaces)
                 )
                 self.stage.prefetched.update(
                     prefetch_kinds(
-                        self.client, kinds, wanted, self.stage.rules, field_selector=excluded or None
+                        self.client,
+                        kinds,
+                        unseen,
+                        self.stage.rules,
+                        scopes=scopes,
+                        field_selector=excluded if scopes == [None] and excluded else None,
                     )
                 )
             if covers_whole_cluster(self.settings):
                 namespaces = {w.namespace for w in listed}
                 self.stage.reader.survey_cluster(
-                    wanted_counts(listed, triage), namespaces, self.settings.exclude_namespaces
+                    wanted_counts(wanted), namespaces, self.settings.exclude_namespaces
                 )
         except PassCut:
             log.info("the pass budget ran out while reading the cluster's workloads and sources")

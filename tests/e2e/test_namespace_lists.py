@@ -1,0 +1,103 @@
+"""A large namespace is cut into several batches; reading its sources must not cost once per batch.
+
+Seen at the benchmark's size (80% of a cluster in one namespace): every batch of 50 workloads listed the
+namespace's ConfigMaps and Secrets again, with content at first sight (741 MB for one first pass). Now a
+batch reads content by name unless the namespace holds few objects per wanted one, and a namespace's
+metadata list serves all of its batches in the pass. Counted in the simulator's request log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reconcile.fetch import CONTENT_LIST_RATIO
+from reconcile.triage import BATCH_SIZE
+from tests.e2e.conftest import Backend, configmap, deployment, env_from
+
+pytestmark = pytest.mark.sim_only("counts list pages and GETs in the simulator's request log")
+
+NS = "big"
+WORKLOADS = 3 * BATCH_SIZE - 10  # three batches
+# Unreferenced ConfigMaps beside the referenced ones: a batch's content list would move far more than
+# it uses, while one metadata list for the whole pass stays cheaper than a GET per referenced source.
+UNREFERENCED = 4 * WORKLOADS
+COLLECTION = f"/api/v1/namespaces/{NS}/configmaps"
+
+
+def seed(cluster: Backend) -> None:
+    cluster.add(*(configmap(f"cm-{i:03d}", {"k": str(i)}, ns=NS) for i in range(WORKLOADS)))
+    cluster.add(*(configmap(f"other-{i:03d}", {"k": "v"}, ns=NS) for i in range(UNREFERENCED)))
+    cluster.add(
+        *(deployment(f"app-{i:03d}", env_from("configmap", f"cm-{i:03d}"), ns=NS) for i in range(WORKLOADS))
+    )
+
+
+def collection_reads(cluster: Backend) -> list[Any]:
+    """Every request for the namespace's ConfigMap collection (list pages and the size probe)."""
+    return [e for e in cluster.sim.log.entries(method="GET") if e.path == COLLECTION]
+
+
+def configmap_gets(cluster: Backend) -> list[str]:
+    return [e.path for e in cluster.sim.log.entries(method="GET") if e.path.startswith(COLLECTION + "/")]
+
+
+def test_first_sight_in_a_large_namespace_reads_content_by_name_not_a_list_per_batch(
+    cluster: Backend,
+) -> None:
+    assert (WORKLOADS + UNREFERENCED) > CONTENT_LIST_RATIO * BATCH_SIZE  # a batch's list would be wasteful
+    seed(cluster)
+    result = cluster.run("-n", NS)
+    assert result.code == 0, result.stderr
+    assert set(result.actions().values()) == {"adopt"} and len(result.actions()) == WORKLOADS
+    # Content: each referenced ConfigMap downloaded once, by name; the namespace never listed in full.
+    gets = configmap_gets(cluster)
+    assert sorted(gets) == [f"{COLLECTION}/cm-{i:03d}" for i in range(WORKLOADS)]
+    assert [e.query for e in collection_reads(cluster)] == [{"limit": "1"}]  # one size probe, no list
+    assert result.report["configs_fetched"] == WORKLOADS
+    # Workloads: one metadata list to find them, one full list for their specs; not one per batch.
+    lists = [
+        e
+        for e in cluster.sim.log.entries(method="GET")
+        if e.path == f"/apis/apps/v1/namespaces/{NS}/deployments"
+    ]
+    starts = [
+        "meta" if "as=PartialObjectMetadataList" in e.accept else "full"
+        for e in lists
+        if "continue" not in e.query
+    ]
+    assert starts == ["meta", "full"]
+    assert not [
+        e
+        for e in cluster.sim.log.entries(method="GET")
+        if e.path.startswith(f"/apis/apps/v1/namespaces/{NS}/deployments/")
+    ]
+
+
+def test_a_steady_pass_lists_a_large_namespace_once_for_all_its_batches(cluster: Backend) -> None:
+    seed(cluster)
+    assert set(cluster.run("-n", NS).actions().values()) == {"adopt"}
+    for _ in range(2):  # every steady pass, not only the first
+        cluster.clear_log()
+        result = cluster.run("-n", NS)
+        assert result.code == 0, result.stderr
+        assert set(result.actions().values()) == {"in-sync"}
+        reads = collection_reads(cluster)
+        starts = [e.query for e in reads if "continue" not in e.query]
+        assert starts == [{"limit": "1"}, {"limit": "500"}]  # one probe, then one paged metadata list
+        assert all("as=PartialObjectMetadataList" in e.accept for e in reads)
+        assert configmap_gets(cluster) == [] and cluster.writes() == []
+
+
+def test_a_change_in_a_large_namespace_downloads_only_the_changed_source(cluster: Backend) -> None:
+    seed(cluster)
+    cluster.run("-n", NS)
+    cluster.edit("configmaps", NS, "cm-123", {"data": {"k": "changed"}})
+    cluster.clear_log()
+    result = cluster.run("-n", NS)
+    assert result.code == 0, result.stderr
+    assert [k for k, a in result.actions().items() if a != "in-sync"] == [f"Deployment/{NS}/app-123"]
+    assert result.actions()[f"Deployment/{NS}/app-123"] == "rollout"
+    assert configmap_gets(cluster) == [f"{COLLECTION}/cm-123"]
+    assert len([e for e in collection_reads(cluster) if "continue" not in e.query]) == 2
