@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar
 
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
 from reconcile.hashing import source_token
-from reconcile.kube.client import KubeClient
+from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
 from reconcile.refs import DiscoverySettings
 from reconcile.sources import (
@@ -143,11 +143,11 @@ class SourceReader:
         self, kind: str, wanted: int, namespaces: Collection[str], exclude: Collection[str]
     ) -> dict[str, dict[str, SourceMeta]] | None:
         path = RESOURCES[kind].collection_path(None)
-        total = _object_count(next(self.client.list_pages(path, metadata_only=True, limit=1)))
+        total = self._size(path)
         if total is None or total > CLUSTER_LIST_RATIO * wanted:
             return None
         terms = [HELM_RELEASE_FILTER] if kind == "secret" else []
-        terms += [f"metadata.namespace!={n}" for n in sorted(exclude)]
+        terms += namespace_exclusions(exclude)
         found: dict[str, dict[str, SourceMeta]] = {}
         for item in self.client.list_items(path, field_selector=",".join(terms) or None, metadata_only=True):
             namespace = str((item.get("metadata") or {}).get("namespace", ""))
@@ -184,17 +184,18 @@ class SourceReader:
         or the probe failed; the caller then lists, as it would without the probe)."""
         key = (namespace, kind)
         if key not in self._counts:
-            path = RESOURCES[kind].collection_path(namespace)
             try:
-                self._counts[key] = _object_count(
-                    next(self.client.list_pages(path, metadata_only=True, limit=1))
-                )
+                self._counts[key] = self._size(RESOURCES[kind].collection_path(namespace))
             except PassCut:
                 raise
             except RehashError as exc:
                 log.info("counting the %ss of %s failed (%s)", kind, namespace, exc)
                 self._counts[key] = None
         return self._counts[key]
+
+    def _size(self, path: str) -> int | None:
+        """Objects in the collection at `path`, from a `limit=1` metadata list (None: not told)."""
+        return _object_count(next(self.client.list_pages(path, metadata_only=True, limit=1)))
 
     def _known_list(self, namespace: str, kind: str) -> Mapping[str, SourceMeta] | None:
         """Every object of a kind in the namespace, if this pass already listed it (cluster-wide or here)."""
@@ -275,9 +276,7 @@ class SourceReader:
         for kind, wanted in sorted(by_kind.items()):
             names = wanted
             try:
-                if self.plan_kind(namespace, kind, names, content=True) == "list" and not (
-                    self.mode == "get" and kind == "secret"
-                ):
+                if self.plan_kind(namespace, kind, names, content=True) == "list":
                     self._list_contents(result, kind, wants)
                     names = self._unlisted(result, kind, wanted)
             except PassCut:

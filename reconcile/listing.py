@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
-from reconcile.kube.client import KubeClient
+from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.kube.kinds import Kind
 from reconcile.plan import Deferral
 from reconcile.refs import DiscoverySettings, opt_in_keys
@@ -120,7 +120,7 @@ def list_kind(
     settings: Settings, client: KubeClient, discovery: DiscoverySettings, kind: Kind, scope: Scope
 ) -> tuple[list[Listed], list[Row]]:
     """One kind's opted-in workloads in scope, page by page, keeping only their slim views."""
-    excluded = ",".join(f"metadata.namespace!={n}" for n in sorted(settings.exclude_namespaces))
+    excluded = ",".join(namespace_exclusions(settings.exclude_namespaces))
     candidate = opt_in_keys(discovery).intersection
     targets: list[Listed] = []
     failures: list[Row] = []

@@ -57,7 +57,14 @@ class Row:
     @classmethod
     def scope_deferred(cls, kind: str, namespace: str, reason: str, why: Deferral) -> Row:
         """A scope the pass did not reach (its budget ran out, or it was stopped): name `*`."""
-        return cls(kind, namespace, "*", Action.DEFERRED.value, reason, deferral=why)
+        return cls(
+            kind=kind,
+            namespace=namespace,
+            name="*",
+            action=Action.DEFERRED.value,
+            reason=reason,
+            deferral=why,
+        )
 
     @property
     def by_budget(self) -> bool:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from reconcile.budget import Budget
 from reconcile.decide import decide_batch
 from reconcile.errors import PassCut, RehashError
-from reconcile.kube.client import KubeClient
+from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.listing import covers_whole_cluster, list_targets
 from reconcile.plan import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
 from reconcile.planner import open_stage, redecide, rules_for
@@ -126,18 +126,13 @@ class PassWalk:
             if kinds := kinds_to_list_in_full(listed, triage):
                 unseen = {w.uid: w for w in listed if w.uid in triage.need_spec}
                 # Scoped by -n: one list per namespace, not per batch of a large one; else cluster-wide.
-                scopes = sorted({w.namespace for w in listed}) if self.settings.namespaces else [None]
-                excluded = ",".join(
-                    f"metadata.namespace!={n}" for n in sorted(self.settings.exclude_namespaces)
-                )
+                scopes: Sequence[str | None] = [None]
+                selector = ",".join(namespace_exclusions(self.settings.exclude_namespaces)) or None
+                if self.settings.namespaces:
+                    scopes, selector = sorted({w.namespace for w in listed}), None
                 self.stage.prefetched.update(
                     prefetch_kinds(
-                        self.client,
-                        kinds,
-                        unseen,
-                        self.stage.rules,
-                        scopes=scopes,
-                        field_selector=excluded if scopes == [None] and excluded else None,
+                        self.client, kinds, unseen, self.stage.rules, scopes=scopes, field_selector=selector
                     )
                 )
             if covers_whole_cluster(self.settings):

@@ -29,7 +29,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -62,6 +62,11 @@ DEFAULT_FIELD_MANAGER = "kube-rehash"
 # Asked before each request attempt with its verb (get, list, patch, create): raises to refuse it, or
 # returns the clock() time by which the attempt (and any retry) must be over.
 Gate = Callable[[str], float]
+
+
+def namespace_exclusions(namespaces: Iterable[str]) -> list[str]:
+    """Field-selector terms that leave these namespaces out of a cluster-wide list (joined with ",")."""
+    return [f"metadata.namespace!={n}" for n in sorted(namespaces)]
 
 
 class PatchType(StrEnum):
