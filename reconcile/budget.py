@@ -37,6 +37,9 @@ class Budget:
     started: float = field(init=False)
     exhausted: bool = field(init=False, default=False)
     """Set once a request was refused for want of time: the report says so."""
+    held: float = field(init=False, default=0.0)
+    """Seconds at the end kept from the pass's pending work for its rollout-health checks
+    (policy.priority): while held, reads and writes stop that much earlier; `release` gives them back."""
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -56,10 +59,16 @@ class Budget:
         return self.end - self.clock()
 
     def may_read(self) -> bool:
-        return not self.stop.is_set() and self.clock() < self.end - self.reserve
+        return not self.stop.is_set() and self.clock() < self.end - self.reserve - self.held
 
     def may_write(self) -> bool:
-        return not self.stop.is_set() and self.clock() < self.end
+        return not self.stop.is_set() and self.clock() < self.end - self.held
+
+    def hold(self, seconds: float) -> None:
+        self.held = max(0.0, seconds)
+
+    def release(self) -> None:
+        self.held = 0.0
 
     def admit(self, verb: str) -> float:
         """The client's gate: the time by which a request of `verb` must be over, or PassCut."""

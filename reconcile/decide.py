@@ -9,16 +9,16 @@ read stage which content it must download, so the rules of reuse live in one pla
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from reconcile.hashing import ABSENT, key_fingerprint, selection_tag
+from reconcile.hashing import ABSENT, WHOLE, key_fingerprint, selection_tag
 from reconcile.plan import Action, Decision, decide, decide_early, defer_for_budget, observed_from
-from reconcile.refs import DiscoverySettings, Reference, source_ignored, source_matches
+from reconcile.refs import KINDS, DiscoverySettings, Reference, source_ignored, source_matches
 from reconcile.rollouts import check
 from reconcile.sources import NamespaceSources, Selection, SourceKey, SourceMeta
-from reconcile.targets import Listed, SourceRecord, Target
+from reconcile.targets import Listed, SourceRecord, Target, stamp_holds
 from reconcile.windows import ALWAYS_OPEN, RestartWindows
 
 
@@ -227,6 +227,46 @@ def confirm_recorded(listed: Listed, sources: NamespaceSources, rules: Rules) ->
     )
 
 
+def target_from_records(listed: Listed) -> Target | None:
+    """A full view of a trusted workload built from its records and spec facts, without reading it; None
+    where the records cannot stand for the spec (no facts recorded yet, a stamp that no longer holds, or a
+    reference to some keys only, whose names the records do not keep: that workload is read)."""
+    book = listed.bookkeeping
+    facts = book.facts
+    if facts is None or book.records is None or not stamp_holds(listed):
+        return None
+    if any(r.selection != WHOLE or r.kind not in KINDS for r in book.records):
+        return None
+    # The listed view's references are the recorded sources; the facts say which are optional.
+    optional = {r.label for r in book.records if r.uid == ""} | set(facts.optional)
+    references = tuple(
+        sorted(replace(ref, optional=ref.label() in optional) for ref in listed.discovery.references)
+    )
+    return Target(
+        kind=listed.kind,
+        namespace=listed.namespace,
+        name=listed.name,
+        uid=listed.uid,
+        resource_version="",
+        discovery=replace(listed.discovery, references=references),
+        template_hash=book.config_hash if facts.template_hash else None,
+        annotations_map_present=facts.annotations_map,
+        template_metadata_present=facts.template_metadata,
+        bookkeeping=book,
+        paused=facts.paused,
+        on_delete=facts.on_delete,
+        owner=listed.owner,
+        min_interval=listed.min_interval,
+        run_on_change=listed.run_on_change,
+        problems=listed.problems,
+        generation=listed.generation,
+        inputs=listed.inputs,
+        restart_window=listed.restart_window,
+        revision=listed.revision,
+        unread=True,
+    )
+
+
 Subject = Target | Listed
 
 
@@ -243,14 +283,13 @@ class Snapshot:
     """uids deleted or opted out since they were listed: no report row."""
     stale: frozenset[str]
     """Trusted workloads whose records no longer hold."""
-    statuses: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """uid -> status view (targets.status_view) of listed workloads with an unfinished rollout of ours
-    that were not read in full (full views carry their own)."""
 
 
-def with_rollout(subject: Subject, decision: Decision, snapshot: Snapshot, rules: Rules) -> Decision:
-    """The decision plus the status of the subject's unfinished rollout, when this pass read it."""
-    obj = subject.status_view if isinstance(subject, Target) else snapshot.statuses.get(subject.uid)
+def with_rollout(
+    subject: Subject, decision: Decision, obj: Mapping[str, Any] | None, rules: Rules
+) -> Decision:
+    """The decision plus the status of the subject's unfinished rollout, judged from `obj` (the
+    workload, or its status view) when this pass read it."""
     if obj is None or decision.action is Action.FAILED:
         return decision
     found = check(subject, obj, now=rules.now, deadline=rules.rollout_deadline)
@@ -274,8 +313,8 @@ def decide_batch(
         elif uid in snapshot.full:
             full = snapshot.full[uid]
             decision = decide_target(full, snapshot.sources, rules)
-            out.append((full, with_rollout(full, decision, snapshot, rules)))
+            out.append((full, with_rollout(full, decision, full.status_view, rules)))
         else:
             confirmed = None if uid in snapshot.stale else confirm_recorded(listed, snapshot.sources, rules)
-            out.append((listed, with_rollout(listed, confirmed or defer_for_budget(), snapshot, rules)))
+            out.append((listed, confirmed or defer_for_budget()))
     return out

@@ -5,7 +5,8 @@ metadata list (search mode, or many references where the namespace holds few eno
 referenced one), with server-side filters where they exist (Helm release Secrets are never listed). A
 namespace's metadata list serves every batch of that namespace in the pass, so a large namespace cut
 into batches is listed once, not once per batch. A pass over the whole cluster may instead list a kind
-once, cluster-wide, when the kind's objects are few enough per referenced one (see `CLUSTER_LIST_RATIO`).
+once, cluster-wide, when the kind's objects are few enough per referenced one (the read strategy,
+`policy.reads`, decides every list-or-GET question).
 Content is downloaded only for sources whose identity, version or key selection differs from what the
 workload recorded, and is dropped as soon as it is hashed: only digests are kept, never Secret data.
 """
@@ -22,6 +23,7 @@ from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
 from reconcile.hashing import source_token
 from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
+from reconcile.policy.reads import FetchMode, Read, choose, choose_cluster_sources
 from reconcile.refs import DiscoverySettings
 from reconcile.sources import (
     Hashed,
@@ -33,23 +35,8 @@ from reconcile.sources import (
     read_meta,
 )
 
-FetchMode = Literal["auto", "list", "get"]
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
 HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"
-# Up to this many wanted names of one kind in a namespace, metadata gets by name beat a metadata list:
-# a list returns every object of the namespace (most unreferenced), gets only the wanted ones, in
-# parallel over kept-alive connections. Measured with `make bench` (docs/performance.md).
-GET_THRESHOLD = 40
-# A whole-cluster pass lists a kind cluster-wide (metadata only, paged) when the cluster holds at most this
-# many objects of the kind per referenced one. A metadata GET moves a ~300-byte body plus the request's
-# headers (the bearer token alone is often ~1 KB) and costs the API server a full authn/authz/audit
-# cycle; a list item moves ~300 bytes, about 40 once a page over 128 KiB is gzipped (docs/performance.md).
-CLUSTER_LIST_RATIO = 16
-# A content list moves every object of the namespace in full, a GET only a wanted one (plus ~1 KB of
-# request): a batch lists content only where the namespace holds at most this many objects of the kind
-# per wanted one. Without it, a namespace of 6,400 ConfigMaps cut into 16 batches of ~115 wanted each was
-# listed in full 16 times at first sight (550 MB; docs/performance.md).
-CONTENT_LIST_RATIO = 4
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -144,7 +131,9 @@ class SourceReader:
     ) -> dict[str, dict[str, SourceMeta]] | None:
         path = RESOURCES[kind].collection_path(None)
         total = self._size(path)
-        if total is None or total > CLUSTER_LIST_RATIO * wanted:
+        choice = choose_cluster_sources(wanted, total)
+        log.info("%ss cluster-wide: %s (%s)", kind, choice.way, choice.why)
+        if not choice.lists:
             return None
         terms = [HELM_RELEASE_FILTER] if kind == "secret" else []
         terms += namespace_exclusions(exclude)
@@ -165,19 +154,18 @@ class SourceReader:
         search: bool = False,
         content: bool = False,
     ) -> Literal["list", "get"]:
-        """How to read `names` of a kind in a namespace: one list of the namespace, or GETs by name. A list
-        is worth it where the namespace holds few enough objects per wanted one (metadata: per source the
-        whole pass wants there, as the list serves every batch; content: per source this batch wants)."""
+        """How to read `names` of a kind in a namespace: one list of the namespace, or GETs by name (the read
+        strategy decides: `policy.reads`). Metadata is wanted for every source the whole pass wants there,
+        as one list serves every batch of the namespace; content for what this batch wants."""
         if search:
             return "list"
-        if self.mode != "auto":
-            return self.mode
         wanted = len(names) if content else max(len(names), self._expected.get((namespace, kind), 0))
-        if wanted <= GET_THRESHOLD:
-            return "get"
-        total = self._count(namespace, kind)
-        ratio = CONTENT_LIST_RATIO if content else CLUSTER_LIST_RATIO
-        return "list" if total is None or total <= ratio * wanted else "get"
+        read = Read.SOURCE_CONTENT if content else Read.SOURCE_METADATA
+        choice = choose(read, wanted, None, mode=self.mode)
+        if choice.lists and self.mode == "auto":  # worth a list by count: the namespace's size decides
+            choice = choose(read, wanted, self._count(namespace, kind))
+        log.info("%s of %ss in %s: %s (%s)", read, kind, namespace, choice.way, choice.why)
+        return "list" if choice.lists else "get"
 
     def _count(self, namespace: str, kind: str) -> int | None:
         """Objects of a kind in the namespace, from a `limit=1` metadata list (None: the server did not say,

@@ -13,8 +13,9 @@ from the workloads it keeps, so nothing else needs to know about shards.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
@@ -62,21 +63,28 @@ def annotations_of(item: dict[str, object]) -> Iterable[str]:
     return annotations if isinstance(annotations, dict) else ()
 
 
-def list_targets(
-    settings: Settings, client: KubeClient, discovery: DiscoverySettings
-) -> tuple[list[Listed], list[Row]]:
+@dataclass
+class Listing:
+    """What listing the workloads established: the opted-in ones in scope (a shard: its share), a failed
+    or deferred scope row per list that did not complete, and how many objects of each kind every
+    namespace holds (opted in or not): the size of a list of them, for the read strategy."""
+
+    workloads: list[Listed] = field(default_factory=list)
+    failures: list[Row] = field(default_factory=list)
+    census: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(namespace, plural) -> objects listed."""
+
+
+def list_targets(settings: Settings, client: KubeClient, discovery: DiscoverySettings) -> Listing:
     """Opted-in workloads of every enabled kind in scope (a shard: its share of them), and a failed scope
     row for each list that failed."""
     scope = scope_namespaces(settings)
-    targets: list[Listed] = []
-    failures: list[Row] = []
+    listing = Listing()
     for kind in settings.kinds:
-        listed, failed = list_kind(settings, client, discovery, kind, scope)
-        targets += listed
-        failures += failed
+        list_kind(settings, client, discovery, kind, scope, into=listing)
     if settings.shard is not None:
-        targets = shard_share(targets, settings.shard)
-    return targets, failures
+        listing.workloads = shard_share(listing.workloads, settings.shard)
+    return listing
 
 
 class Workload(Protocol):
@@ -117,13 +125,20 @@ def shard_share(targets: list[W], shard: Shard) -> list[W]:
 
 
 def list_kind(
-    settings: Settings, client: KubeClient, discovery: DiscoverySettings, kind: Kind, scope: Scope
-) -> tuple[list[Listed], list[Row]]:
+    settings: Settings,
+    client: KubeClient,
+    discovery: DiscoverySettings,
+    kind: Kind,
+    scope: Scope,
+    *,
+    into: Listing,
+) -> None:
     """One kind's opted-in workloads in scope, page by page, keeping only their slim views."""
     excluded = ",".join(namespace_exclusions(settings.exclude_namespaces))
     candidate = opt_in_keys(discovery).intersection
-    targets: list[Listed] = []
-    failures: list[Row] = []
+    listing = into
+    targets = listing.workloads
+    failures = listing.failures
     scopes: list[str | None] = list(scope.namespaces) if scope.namespaces is not None else [None]
     for namespace in scopes:
         path = kind.collection_path(namespace)
@@ -131,6 +146,7 @@ def list_kind(
             for item in client.list_items(
                 path, field_selector=None if namespace else excluded or None, metadata_only=True
             ):
+                listing.census[(namespace_of(item), kind.plural)] += 1
                 if not candidate(annotations_of(item)):  # no opt-in annotation at all
                     continue
                 target = read_listed(item, kind, discovery)
@@ -144,4 +160,3 @@ def list_kind(
             failures.append(Row.scope_deferred(kind.kind, namespace or "*", f"{exc}; not listed", why))
         except RehashError as exc:
             failures.append(Row.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
-    return targets, failures

@@ -25,9 +25,13 @@ from reconcile.targets import (
     Listed,
     RolloutRecord,
     Target,
+    facts_after,
     format_records,
     format_rollout,
     format_time,
+    next_revision,
+    pending_revision,
+    stamp_holds,
 )
 
 JsonPatch = list[dict[str, Any]]
@@ -35,7 +39,7 @@ COMPONENT = "kube-rehash"
 METADATA_ANNOTATIONS = "/metadata/annotations"
 
 
-def test_op(path: str, value: str) -> dict[str, Any]:
+def test_op(path: str, value: Any) -> dict[str, Any]:
     return {"op": "test", "path": path, "value": value}
 
 
@@ -48,17 +52,28 @@ def metadata_path(key: str) -> str:
 
 
 def preconditions(target: Target, keys: Annotations, *, template: bool) -> JsonPatch:
-    """Tests of the stored values the decision read; resourceVersion when no value pins the state."""
+    """Tests of the stored values the decision read, and of the spec it read them from where no stored
+    value pins the state (first sight) or the patch creates a map in the pod template.
+
+    A JSON patch cannot test that a key is absent, and `add` of a whole map would replace a map someone
+    created meanwhile. `metadata.generation` pins the spec (the server moves it on every spec change, and
+    a Deployment's on every annotation change too) without failing on a controller's status write, which
+    moves only the resourceVersion: a failed test then means someone changed what the decision rests on.
+    An object without a generation, or a map created in its metadata, pins the resourceVersion."""
     ops: JsonPatch = []
     if template and target.template_hash is not None:
         ops.append(test_op(target.kind.annotation_path(keys.config_hash), target.template_hash))
     if target.bookkeeping.config_hash is not None:
         ops.append(test_op(metadata_path(keys.config_hash), target.bookkeeping.config_hash))
     creates_map = template and not target.annotations_map_present
-    if not ops or creates_map:
-        # A JSON patch cannot test that a key is absent, and `add` of a whole map would replace a
-        # map someone created meanwhile: pin the whole object instead.
-        ops.append(test_op("/metadata/resourceVersion", target.resource_version))
+    if target.unread:  # decided from the records: the generation proves the spec is what they describe
+        ops.append(test_op("/metadata/generation", target.generation))
+    elif not ops or creates_map:
+        in_metadata = creates_map and target.kind.annotations_pointer.startswith("/metadata/")
+        if target.generation is not None and not in_metadata:
+            ops.append(test_op("/metadata/generation", target.generation))
+        else:
+            ops.append(test_op("/metadata/resourceVersion", target.resource_version))
     return ops
 
 
@@ -84,8 +99,14 @@ def build_patch(
         ops.append(template_op(target, keys.config_hash, decision.config_hash))
     ops.append(add_op(metadata_path(keys.config_hash), decision.config_hash))
     generation = generation_after(target, stamp_generation(target, observed), rollout=rollout)
+    revision = next_revision(target) if rollout and target.kind.rolls_pods else pending_revision(target)
     records = format_records(
-        observed.records, observed.key_fingerprint, generation=generation, inputs=target.inputs
+        observed.records,
+        observed.key_fingerprint,
+        generation=generation,
+        inputs=target.inputs,
+        revision=revision,
+        facts=facts_after(target, decision.config_hash, rollout=rollout),
     )
     ops.append(add_op(metadata_path(keys.sources), records))
     if rollout:
@@ -127,13 +148,27 @@ def rollout_state_patch(
         after = generation_after(target, stamped, rollout=False)
         if after != stamped:  # our first write's stamp would be one behind: keep it true
             records = format_records(
-                written.records, written.key_fingerprint, generation=after, inputs=target.inputs
+                written.records,
+                written.key_fingerprint,
+                generation=after,
+                inputs=target.inputs,
+                revision=pending_revision(target),
+                facts=facts_after(target, written.config_hash, rollout=False),
             )
             ops.append(add_op(metadata_path(keys.sources), records))
-    elif book.records is not None and book.generation is not None and book.generation == target.generation:
-        after = generation_after(target, book.generation, rollout=False)
-        if after != book.generation:  # the kind's generation follows its annotations: keep the stamp true
-            records = format_records(book.records, book.key_fingerprint, generation=after, inputs=book.inputs)
+    elif book.records is not None and stamp_holds(target):
+        after = generation_after(target, target.generation, rollout=False)
+        if after != book.generation or book.revision != pending_revision(target):
+            # The kind's generation follows its annotations (and the controller's revision write may have
+            # moved it since our rollout): stamp the generation this write leads to.
+            records = format_records(
+                book.records,
+                book.key_fingerprint,
+                generation=after,
+                inputs=book.inputs,
+                revision=pending_revision(target),
+                facts=book.facts,
+            )
             ops.append(add_op(metadata_path(keys.sources), records))
     return ops
 

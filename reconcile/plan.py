@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from reconcile.hashing import SourceToken, combine, key_fingerprint
 from reconcile.rollouts import RolloutCheck
-from reconcile.targets import Listed, SourceRecord, Target, WindowSetting, format_time
+from reconcile.targets import Listed, SourceRecord, Target, WindowSetting, format_time, stamp_holds
 from reconcile.windows import ALWAYS_OPEN, RestartWindows, WindowError, format_deferral, parse_windows
 
 
@@ -239,7 +239,8 @@ def _decide(target: Target, observed: Observed, *, now: datetime, first_sight_ro
             base, action=Action.REFRESH, reason="content unchanged; bookkeeping updated without a rollout"
         )
     stamp = stamp_generation(target, observed)
-    if book.generation != stamp or (stamp is not None and book.inputs != target.inputs):
+    holds = stamp_holds(target) if stamp is not None else book.generation is None
+    if not holds or (stamp is not None and book.inputs != target.inputs):
         return replace(
             base,
             action=Action.REFRESH,

@@ -4,11 +4,11 @@ For the batch's workloads the stage reads, in this order: the whole objects tria
 (unless a full list of their kind was already read), the metadata of the sources whose records may be
 reused, and the content of the sources that must be hashed anyway (first sight: content straight away,
 never metadata first). Then the trusted workloads whose recorded sources changed are read in full, and
-the content of the changed sources is hashed. Last, one GET each of the workloads with an unfinished
-rollout of ours that were not read in full anyway, for their status (rollouts.py): workloads without
-one stay metadata-only. Each request asks the pass budget first; when it is refused the stage stops
-and returns what it has, and the decide stage defers what is unknown (a status not reached is simply
-not reported).
+the content of the changed sources is hashed. Whether each read is one list or GETs by name is the read
+strategy's call (`policy.reads`). The status of rollouts we started is not read here: that is bookkeeping,
+which the pass does after the pending work of every batch (run.py, `check_rollouts`). Each request asks
+the pass budget first; when it is refused the stage stops and returns what it has, and the decide stage
+defers what is unknown.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
-from typing import Any
 
 from reconcile.decide import (
     Rules,
@@ -25,17 +24,17 @@ from reconcile.decide import (
     content_needed,
     key_of,
     recorded_sources,
+    target_from_records,
 )
 from reconcile.errors import PassCut, RehashError
-from reconcile.fetch import SourceReader, gather
+from reconcile.fetch import SourceReader
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import Kind
 from reconcile.plan import decide_early
-from reconcile.rollouts import watched
 from reconcile.sources import NamespaceSources, Selection, SourceKey
-from reconcile.targets import Listed, Target, read_target, status_view
+from reconcile.targets import Listed, Target, read_target
 from reconcile.triage import Batch, Triage
-from reconcile.views import FullViews, read_full
+from reconcile.views import Census, FullViews, read_full
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +55,8 @@ class ReadStage:
         self.reader = reader
         self.rules = rules
         self.prefetched = dict(prefetched or {})
+        self.census: Census = {}
+        """Objects per (namespace, kind) as listing counted them: the size of a list of workloads."""
 
     def read_batch(self, batch: Batch, triage: Triage) -> tuple[Snapshot, bool]:
         """The batch's snapshot, and whether the budget cut its reads short."""
@@ -63,7 +64,6 @@ class ReadStage:
         views = FullViews()
         sources = NamespaceSources(namespace)
         stale: set[str] = set()
-        statuses: dict[str, Mapping[str, Any]] = {}
         trusted = [w for w in batch.workloads if w.uid in triage.trusted]
         try:
             wanted = [w for w in batch.workloads if w.uid in triage.need_spec]
@@ -71,7 +71,11 @@ class ReadStage:
             sources = self.read_sources(namespace, views.targets, trusted)
             if not sources.cut:
                 stale = {w.uid for w in trusted if confirm_recorded(w, sources, self.rules) is None}
-                more = self.read_views([w for w in trusted if w.uid in stale])
+                # Stale but still trusted: decided from the records, without reading the workload.
+                unread = [t for w in trusted if w.uid in stale and (t := target_from_records(w))]
+                known = {t.uid for t in unread}
+                more = self.read_views([w for w in trusted if w.uid in stale and w.uid not in known])
+                views.targets += unread
                 views.merge(more)
                 if more.targets:
                     sources.merge(self.read_metadata(namespace, more.targets, [], known=sources))
@@ -79,11 +83,6 @@ class ReadStage:
                     sources.merge(
                         self.reader.contents(namespace, content_needed(views.targets, sources, self.rules))
                     )
-            if not sources.cut and not views.cut:
-                read = {t.uid for t in views.targets} | views.failed.keys() | views.gone
-                statuses, views.cut = self.read_statuses(
-                    [w for w in trusted if w.uid not in read and watched(w) is not None]
-                )
         except PassCut:
             sources.cut = True
         snapshot = Snapshot(
@@ -92,30 +91,8 @@ class ReadStage:
             failed={uid: reason for uid, reason in views.failed.items()},
             gone=frozenset(views.gone),
             stale=frozenset(stale),
-            statuses=statuses,
         )
         return snapshot, sources.cut or views.cut
-
-    def read_statuses(self, listed: Sequence[Listed]) -> tuple[dict[str, Mapping[str, Any]], bool]:
-        """One GET each for the status of these workloads' unfinished rollouts; whether the budget cut
-        the reads short. A failed read leaves that status unknown this pass (logged), nothing else."""
-
-        def get_one(workload: Listed) -> dict[str, Any] | RehashError:
-            try:
-                return self.client.get(workload.kind.object_path(workload.namespace, workload.name))
-            except PassCut:
-                raise
-            except RehashError as exc:
-                return exc
-
-        done, cut = gather(self.executor, get_one, listed)
-        out: dict[str, Mapping[str, Any]] = {}
-        for workload, got in done:
-            if isinstance(got, RehashError):
-                log.warning("reading the rollout status of %s failed: %s", workload.ref, got)
-            elif str((got.get("metadata") or {}).get("uid", "")) == workload.uid:
-                out[workload.uid] = status_view(got)
-        return out, cut
 
     def read_views(self, listed: Sequence[Listed]) -> FullViews:
         """Whole objects of these workloads: from a full list read earlier, else by GET or namespace list."""
@@ -127,7 +104,7 @@ class ReadStage:
                 rest.append(workload)
             else:
                 views.settle(workload, got, self.rules.discovery)
-        views.merge(read_full(self.client, self.executor, rest, self.rules.discovery))
+        views.merge(read_full(self.client, self.executor, rest, self.rules.discovery, self.census))
         return views
 
     def read_sources(

@@ -1,33 +1,41 @@
-"""One reconcile pass: list, then batch by batch triage → read → decide → write, under one time budget.
+"""One reconcile pass: list, then batch by batch triage → read → decide → write, under one time budget,
+then the bookkeeping of the rollouts it watches.
 
 The pass lists the opted-in workloads metadata-only, triages them (pure), and walks its scope in batches
 (a namespace, or a slice of a large one). For each batch it reads one snapshot, decides every workload
 from it, and writes the decisions before the next batch is read, so every pass leaves durable progress.
-One `Budget` is asked before every request: what it did not reach is `deferred` with the reason `pass
-budget`, and a pass that may not fit its budget starts where a time-derived rotation says, so no
-namespace is starved (docs/performance.md, "Time budget"). A failed list fails its scope visibly; a
-failed workload is reported and the pass goes on.
+Only then does it check the status of the rollouts it started and update their records
+(`check_rollouts`): pending work comes first (policy.priority). One `Budget` is asked before every
+request: what it did not reach is `deferred` with the reason `pass budget`, and a pass that may not fit
+its budget starts where a time-derived rotation says, so no namespace is starved (docs/performance.md,
+"Time budget"). A failed list fails its scope visibly; a failed workload is reported and the pass goes on.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from reconcile.budget import Budget
-from reconcile.decide import decide_batch
+from reconcile.decide import Subject, decide_batch, with_rollout
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.listing import covers_whole_cluster, list_targets
 from reconcile.plan import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
 from reconcile.planner import open_stage, redecide, rules_for
+from reconcile.policy.priority import health_hold
+from reconcile.policy.reads import REQUESTS_PER_FULL_READ, request_seconds, requests_to_read
 from reconcile.read import ReadStage, prefetch_kinds
 from reconcile.report import Report, Row
+from reconcile.rollouts import watched
 from reconcile.settings import Settings
-from reconcile.targets import Annotations, Listed
+from reconcile.targets import Annotations, Listed, status_view
 from reconcile.triage import (
     Batch,
     Triage,
@@ -39,14 +47,10 @@ from reconcile.triage import (
     wanted_counts,
     wanted_sources,
 )
+from reconcile.views import read_objects
 from reconcile.write import WriteOptions, Writer
 
 log = logging.getLogger(__name__)
-# Requests a workload that needs its spec costs, about (its object, its sources' content, its write):
-# the estimate that decides whether a pass may not fit its budget and must rotate its start.
-REQUESTS_PER_FULL_READ = 4
-# Seconds per request assumed when no rate limit is set (qps 0), for the same estimate.
-UNLIMITED_REQUEST_SECONDS = 0.005
 
 
 def run_pass(
@@ -97,9 +101,12 @@ class PassWalk:
         )
 
     def run(self, epoch: float, progress: Callable[[int, int], None] | None) -> None:
-        listed, failures = list_targets(self.settings, self.client, self.stage.rules.discovery)
-        self.report.extend(failures)
+        listing = list_targets(self.settings, self.client, self.stage.rules.discovery)
+        listed = listing.workloads
+        self.stage.census = listing.census
+        self.report.extend(listing.failures)
         triage = triage_listed(listed, self.stage.rules.fingerprint)
+        self.hold_for_health(listed, triage)
         self.prepare(listed, triage)
         batches = plan_batches(listed)
         start = 0
@@ -107,11 +114,14 @@ class PassWalk:
             start = rotation_start(len(batches), epoch, self.settings.timeout)
             log.info("the pass may not fit its budget: starting at batch %d of %d", start, len(batches))
         done = 0
+        watches: list[Watch] = []
         for batch in rotate(batches, start):
-            self.report.extend(self.walk_batch(batch, triage))
+            watches += self.walk_batch(batch, triage)
             done += len(batch.workloads)
             if progress is not None:
                 progress(done, len(listed))
+        self.budget.release()
+        self.check_rollouts(watches)
         self.report.extend(self.writer.failure_rows())
         self.report.budget_exhausted = self.budget.exhausted
         self.report.interrupted = self.budget.stop.is_set()
@@ -153,19 +163,81 @@ class PassWalk:
         estimate = full + (REQUESTS_PER_FULL_READ - 1) * first_sight
         if not covers_whole_cluster(self.settings) or self.settings.fetch != "auto":
             estimate += recorded
-        qps = self.settings.qps
-        seconds = estimate / qps if qps > 0 else estimate * UNLIMITED_REQUEST_SECONDS
-        return seconds > 0.5 * (self.budget.remaining() - self.budget.reserve)
+        seconds = estimate * request_seconds(self.settings.qps)
+        return seconds > 0.5 * (self.budget.remaining() - self.budget.reserve - self.budget.held)
 
-    def walk_batch(self, batch: Batch, triage: Triage) -> list[Row]:
+    def hold_for_health(self, listed: Sequence[Listed], triage: Triage) -> None:
+        """Keep a bounded share of the budget for the rollout-health checks after the pending work."""
+        groups: Counter[tuple[str, str]] = Counter(
+            (w.namespace, w.kind.plural) for w in listed if w.uid in triage.trusted and watched(w)
+        )
+        reads = sum(requests_to_read(n, self.stage.census.get(key)) for key, n in groups.items())
+        seconds = health_hold(
+            reads + sum(groups.values()), request_seconds(self.settings.qps), self.settings.timeout
+        )
+        if seconds > 0:
+            log.info(
+                "%d rollouts watched: up to %.1f s of the budget kept for their checks",
+                sum(groups.values()),
+                seconds,
+            )
+        self.budget.hold(seconds)
+
+    def walk_batch(self, batch: Batch, triage: Triage) -> list[Watch]:
+        """One batch's pending work: read, decide, write; its rows go to the report, and what its watched
+        rollouts need (a status read, a record update) is returned for `check_rollouts`."""
+        base = len(self.report.rows)
+        decisions: list[tuple[Subject, Decision]]
         if not self.budget.may_read():
             self.budget.exhausted |= not self.budget.stop.is_set()
-            return [Row.of(w, self.unreached(w, triage)) for w in batch.workloads]
-        snapshot, _cut = self.stage.read_batch(batch, triage)
-        decisions = decide_batch(batch.workloads, triage.settled, snapshot, self.stage.rules)
-        if self.budget.stop.is_set():
-            decisions = [(s, self.stopped(d)) for s, d in decisions]
-        return self.writer.write_batch(decisions)
+            decisions = [(w, self.unreached(w, triage)) for w in batch.workloads]
+            self.report.extend([Row.of(w, d) for w, d in decisions])
+        else:
+            snapshot, _cut = self.stage.read_batch(batch, triage)
+            decisions = decide_batch(batch.workloads, triage.settled, snapshot, self.stage.rules)
+            if self.budget.stop.is_set():
+                decisions = [(s, self.stopped(d)) for s, d in decisions]
+            self.report.extend(self.writer.write_batch(decisions))
+        return [
+            Watch(subject, decision, base + i)
+            for i, (subject, decision) in enumerate(decisions)
+            if needs_watch(subject, decision)
+        ]
+
+    def check_rollouts(self, watches: Sequence[Watch]) -> None:
+        """After the pending work: read the status of watched rollouts nobody read in full this pass,
+        oldest rollout first, as the budget allows (one list per namespace and kind where that is
+        cheaper), then move the records of finished or stalled ones. A rollout left unchecked keeps its
+        recorded state in the report, without a request."""
+        unread = [w.subject for w in sorted(watches, key=lambda w: w.record_at) if w.decision.rollout is None]
+        objects: dict[str, Any] = {}
+        if unread and self.budget.may_read():
+            try:
+                objects, _cut = read_objects(self.client, self.stage.executor, unread, self.stage.census)
+            except PassCut:
+                log.info("the pass budget ran out before the rollouts' status was read")
+        checked: list[tuple[Watch, Decision]] = []
+        for watch in watches:
+            decision = watch.decision
+            got = objects.get(watch.subject.uid)
+            if decision.rollout is None and isinstance(got, Mapping) and same_uid(got, watch.subject):
+                decision = with_rollout(watch.subject, decision, status_view(got), self.stage.rules)
+            elif isinstance(got, RehashError):
+                log.warning("reading the rollout status of %s failed: %s", watch.subject.ref, got)
+            if decision.rollout is None:  # not checked this pass: as recorded, without a request
+                record = watched(watch.subject)
+                row = self.report.rows[watch.row]
+                if record is not None:
+                    self.report.rows[watch.row] = replace(row, rollout_status=record.state)
+                continue
+            checked.append((watch, decision))
+        rows = self.writer.track_all([(w.subject, d, self.with_status(w.row, d)) for w, d in checked])
+        for (watch, _), row in zip(checked, rows, strict=True):
+            self.report.rows[watch.row] = row
+
+    def with_status(self, index: int, decision: Decision) -> Row:
+        row = self.report.rows[index]
+        return replace(row, rollout_status=decision.rollout.status.value if decision.rollout else None)
 
     def unreached(self, workload: Listed, triage: Triage) -> Decision:
         settled = triage.settled.get(workload.uid)
@@ -182,3 +254,34 @@ class PassWalk:
         if decision.action in WRITING_ACTIONS:
             return defer_for_stop(decision)
         return decision
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A watched rollout of one workload, as its batch left it: the decision (with the rollout's status
+    when the workload was read in full) and where its row is in the report."""
+
+    subject: Subject
+    decision: Decision
+    row: int
+
+    @property
+    def record_at(self) -> datetime:
+        record = self.subject.bookkeeping.rollout
+        return record.at if record is not None else datetime.max.replace(tzinfo=UTC)
+
+
+def needs_watch(subject: Subject, decision: Decision) -> bool:
+    """Whether the health checks have something to do for this workload: a status judged from its full
+    view (its record may move), or an unfinished rollout of ours whose status no read of the pass gave
+    (a listed workload, or one decided from its records)."""
+    if decision.rollout is not None:
+        return True
+    if watched(subject) is None:
+        return False
+    return decision.action not in (Action.FAILED, Action.ROLLOUT, Action.SKIPPED)
+
+
+def same_uid(obj: Mapping[str, Any], subject: Subject) -> bool:
+    metadata = obj.get("metadata")
+    return isinstance(metadata, Mapping) and str(metadata.get("uid", "")) == subject.uid

@@ -105,6 +105,40 @@ class WindowSetting:
 
 
 @dataclass(frozen=True)
+class SpecFacts:
+    """What a decision needs of the pod spec, as it was right after our last write, recorded with the
+    generation stamp. While the stamp holds the spec has not changed, so a trusted workload whose sources
+    changed can be decided and rolled from its records alone, without reading it (issue 19): the patch then
+    tests the generation, so a spec changed meanwhile makes it fail and the workload is read again."""
+
+    template_hash: bool
+    """The rolling annotations map holds the recorded config hash."""
+    annotations_map: bool
+    template_metadata: bool
+    paused: bool
+    on_delete: bool
+    optional: tuple[str, ...] = ()
+    """Labels (`configmap/x`) of the sources every use of which is optional."""
+
+    def letters(self) -> str:
+        flags = zip(
+            "hmtpd",
+            (self.template_hash, self.annotations_map, self.template_metadata, self.paused, self.on_delete),
+            strict=True,
+        )
+        return "".join(letter for letter, on in flags if on)
+
+    @classmethod
+    def parse(cls, letters: Any, optional: Any) -> SpecFacts | None:
+        if not isinstance(letters, str) or set(letters) - set("hmtpd"):
+            return None
+        if not isinstance(optional, list) or not all(isinstance(o, str) for o in optional):
+            return None
+        h, m, t, p, d = (letter in letters for letter in "hmtpd")
+        return cls(h, m, t, p, d, tuple(sorted(optional)))
+
+
+@dataclass(frozen=True)
 class Bookkeeping:
     """What the tool wrote on the workload's metadata in an earlier pass."""
 
@@ -119,6 +153,10 @@ class Bookkeeping:
     """`Target.inputs` at that write."""
     rollout: RolloutRecord | None = None
     """Our last rollout, while its status is watched (and after, with state `complete`)."""
+    revision: str | None = None
+    """The controller's revision annotation our rollout will make it write (`Kind.revision_annotation`):
+    while the workload carries exactly that revision one generation past `generation`, the stamp holds."""
+    facts: SpecFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +167,8 @@ class RecordsDoc:
     key_fingerprint: str = ""
     generation: int | None = None
     inputs: str = ""
+    revision: str | None = None
+    facts: SpecFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +202,11 @@ class Target:
     status_view: Mapping[str, Any] | None = None
     """Generation, the spec fields the rollout status rules read, and `status`: kept only while our
     recorded rollout is unfinished, so its status is judged from this read without another GET."""
+    revision: str | None = None
+    """The controller's revision annotation (`Kind.revision_annotation`), when the kind has one."""
+    unread: bool = False
+    """Built from the records of a listed workload (`target_from_records`), not read: its write must test
+    the generation, which proves the spec is still the one the records describe."""
 
     @property
     def ref(self) -> str:
@@ -184,6 +229,11 @@ class Listed:
     inputs: str = ""
     owner: str | None = None
     restart_window: WindowSetting | None = None
+    revision: str | None = None
+    min_interval: timedelta | None = None
+    run_on_change: bool = False
+    problems: tuple[str, ...] = ()
+    """Problems of what its annotations say (a malformed min-interval)."""
 
     @property
     def ref(self) -> str:
@@ -220,12 +270,19 @@ def format_records(
     *,
     generation: int | None = None,
     inputs: str = "",
+    revision: str | None = None,
+    facts: SpecFacts | None = None,
 ) -> str:
     rows = [[r.kind, r.name, r.uid, r.resource_version, r.selection, r.token] for r in sorted(records)]
     doc: dict[str, Any] = {"v": RECORDS_FORMAT, "k": key_fingerprint, "s": rows}
     if generation is not None:
         doc["g"] = generation
         doc["i"] = inputs
+        if revision is not None:
+            doc["r"] = revision
+        if facts is not None:
+            doc["f"] = facts.letters()
+            doc["o"] = list(facts.optional)
     return json.dumps(doc, separators=(",", ":"))
 
 
@@ -250,13 +307,17 @@ def parse_records(text: Any) -> RecordsDoc | None:
         if not (isinstance(row, list) and len(row) == 6 and all(isinstance(x, str) for x in row)):
             return None
         records.append(SourceRecord(*row))
-    fingerprint, generation, inputs = doc.get("k"), doc.get("g"), doc.get("i")
-    valid_generation = isinstance(generation, int) and not isinstance(generation, bool)
+    fingerprint, generation, inputs, revision = doc.get("k"), doc.get("g"), doc.get("i"), doc.get("r")
+    facts = SpecFacts.parse(doc.get("f"), doc.get("o"))
+    if not (isinstance(generation, int) and not isinstance(generation, bool) and isinstance(inputs, str)):
+        generation, inputs, revision, facts = None, "", None, None
     return RecordsDoc(
         tuple(sorted(records)),
         fingerprint if isinstance(fingerprint, str) else "",
-        generation if valid_generation and isinstance(inputs, str) else None,
-        inputs if valid_generation and isinstance(inputs, str) else "",
+        generation,
+        inputs,
+        revision if isinstance(revision, str) else None,
+        facts,
     )
 
 
@@ -306,6 +367,8 @@ def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookk
         generation=parsed.generation if parsed else None,
         inputs=parsed.inputs if parsed else "",
         rollout=parse_rollout(annotations.get(keys.rollout)),
+        revision=parsed.revision if parsed else None,
+        facts=parsed.facts if parsed else None,
     )
 
 
@@ -369,7 +432,13 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         inputs=target_inputs(discovery, kind),
         restart_window=WindowSetting(keys.restart_window, str(window)) if window is not None else None,
         status_view=status_view(obj) if watched else None,
+        revision=revision_of(annotations, kind),
     )
+
+
+def revision_of(annotations: Mapping[str, Any], kind: Kind) -> str | None:
+    value = annotations.get(kind.revision_annotation) if kind.revision_annotation else None
+    return value if isinstance(value, str) else None
 
 
 def target_inputs(discovery: Discovery, kind: Kind) -> str:
@@ -393,6 +462,10 @@ def read_listed(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         inputs=view.inputs,
         owner=view.owner,
         restart_window=view.restart_window,
+        revision=view.revision,
+        min_interval=view.min_interval,
+        run_on_change=view.run_on_change,
+        problems=view.problems,
     )
 
 
@@ -404,9 +477,55 @@ def records_trusted(target: Listed | Target, key_fingerprint: str) -> bool:
     book = target.bookkeeping
     return (
         book.records is not None
-        and book.generation is not None
-        and book.generation == target.generation
+        and stamp_holds(target)
         and book.inputs == target.inputs
         and book.key_fingerprint == key_fingerprint
         and not target.discovery.match_annotations
+    )
+
+
+def stamp_holds(target: Listed | Target) -> bool:
+    """Whether the spec is still the one the bookkeeping's generation stamp was recorded for: the same
+    generation, or exactly one more with the controller's revision annotation at the value our rollout
+    made it write (a Deployment's controller records the new ReplicaSet's revision on the Deployment,
+    and that annotation write moves the generation: our own rollout, not someone else's change)."""
+    book = target.bookkeeping
+    if book.generation is None or target.generation is None:
+        return False
+    if target.generation == book.generation:
+        return True
+    return (
+        book.revision is not None
+        and target.revision == book.revision
+        and target.generation == book.generation + 1
+    )
+
+
+def next_revision(target: Listed | Target) -> str | None:
+    """The revision annotation the kind's controller writes after our rollout (previous + 1; "1" when the
+    workload has none yet), or None for kinds without one."""
+    if target.kind.revision_annotation is None:
+        return None
+    if target.revision is None:
+        return "1"
+    return str(int(target.revision) + 1) if target.revision.isdigit() else None
+
+
+def pending_revision(target: Listed | Target) -> str | None:
+    """A revision write still expected from the controller after an earlier rollout of ours, which a new
+    stamp must keep expecting (None once the workload carries it)."""
+    book = target.bookkeeping
+    return book.revision if book.revision is not None and target.revision != book.revision else None
+
+
+def facts_after(target: Target, config_hash: str, *, rollout: bool) -> SpecFacts:
+    """The spec facts right after a write of ours to `target` that records `config_hash`."""
+    optional = sorted(ref.label() for ref in target.discovery.references if ref.optional)
+    return SpecFacts(
+        template_hash=rollout or target.template_hash == config_hash,
+        annotations_map=rollout or target.annotations_map_present,
+        template_metadata=rollout or target.template_metadata_present,
+        paused=target.paused,
+        on_delete=target.on_delete,
+        optional=tuple(optional),
     )

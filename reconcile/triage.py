@@ -9,6 +9,7 @@ batch within a bounded number of passes (docs/performance.md, "Time budget").
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,16 +17,15 @@ from dataclasses import dataclass
 
 from reconcile.kube.kinds import Kind
 from reconcile.plan import Decision, decide_early
+from reconcile.policy.reads import choose_kind_in_full
 from reconcile.targets import Listed, records_trusted
 
+log = logging.getLogger(__name__)
 # Most workloads in one batch: a batch is read, decided and written before the next is read, so this
 # bounds the work a cut budget can leave half done, and the writes waiting for the batch's reads.
 BATCH_SIZE = 50
 # The golden ratio's fractional part: successive slots start at points spread evenly over the cycle.
 GOLDEN = (math.sqrt(5) - 1) / 2
-# A kind whose workloads mostly need their spec (first sight, a mass re-apply) is listed in full once,
-# paged, instead of one GET per workload, when more than this many of them need it.
-FULL_LIST_MIN = 40
 
 
 @dataclass(frozen=True)
@@ -100,11 +100,13 @@ def kinds_to_list_in_full(listed: Iterable[Listed], triage: Triage) -> list[Kind
         opted[workload.kind.plural] += 1
         if workload.uid in triage.need_spec:
             needing[workload.kind.plural] += 1
-    return [
-        kinds[plural]
-        for plural in sorted(kinds)
-        if needing[plural] > FULL_LIST_MIN and needing[plural] * 2 > opted[plural]
-    ]
+    chosen = []
+    for plural in sorted(kinds):
+        choice = choose_kind_in_full(needing[plural], opted[plural])
+        log.info("%s in full, once for the pass: %s (%s)", plural, choice.way, choice.why)
+        if choice.lists:
+            chosen.append(kinds[plural])
+    return chosen
 
 
 def wanted_sources(listed: Iterable[Listed], triage: Triage) -> dict[tuple[str, str], int]:

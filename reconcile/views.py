@@ -18,13 +18,13 @@ from typing import Any
 from reconcile.errors import NotFound, PassCut, RehashError
 from reconcile.fetch import gather
 from reconcile.kube.client import KubeClient
+from reconcile.policy.reads import Read, choose
 from reconcile.refs import DiscoverySettings
 from reconcile.targets import Listed, Target, read_target
 
 log = logging.getLogger(__name__)
-# Above this many workloads of one kind in one namespace to read in full, one list of the namespace's
-# objects of that kind costs fewer requests than a GET each (the list also returns the rest).
-FULL_GET_THRESHOLD = 40
+Census = Mapping[tuple[str, str], int]
+"""(namespace, plural) -> objects of the kind the namespace holds, as listing counted them."""
 
 
 @dataclass
@@ -66,28 +66,29 @@ class FullViews:
                 self.targets.append(fresh)
 
 
-def read_full(
-    client: KubeClient, executor: Executor, listed: Iterable[Listed], discovery: DiscoverySettings
-) -> FullViews:
-    """Read each listed workload in full; failures settle that workload alone as `failed`."""
-    out = FullViews()
-    listed = list(listed)
-    groups: dict[tuple[str, str], list[Listed]] = defaultdict(list)
+def read_objects(
+    client: KubeClient, executor: Executor, listed: Iterable[Listed | Target], census: Census
+) -> tuple[dict[str, Any], bool]:
+    """The whole objects of these workloads by uid (a RehashError where one could not be read, None where
+    it is gone), and whether the budget cut the reads short: per namespace and kind, one list or a GET
+    each, as the read strategy says."""
+    groups: dict[tuple[str, str], list[Listed | Target]] = defaultdict(list)
     for workload in listed:
-        groups[(workload.kind.plural, workload.namespace)].append(workload)
+        groups[(workload.namespace, workload.kind.plural)].append(workload)
     objects: dict[str, Any] = {}
-    one_by_one: list[Listed] = []
-    for group in groups.values():
-        if len(group) > FULL_GET_THRESHOLD:
+    one_by_one: list[Listed | Target] = []
+    for (namespace, plural), group in groups.items():
+        choice = choose(Read.WORKLOADS, len(group), census.get((namespace, plural)))
+        log.info("%s %s of %s: %s (%s)", Read.WORKLOADS, plural, namespace, choice.way, choice.why)
+        if choice.lists:
             try:
                 objects.update(list_group(client, group))
             except PassCut:
-                out.cut = True
-                return out
+                return objects, True
         else:
             one_by_one.extend(group)
 
-    def get_one(workload: Listed) -> dict[str, Any] | RehashError:
+    def get_one(workload: Listed | Target) -> dict[str, Any] | RehashError:
         try:
             return client.get(workload.kind.object_path(workload.namespace, workload.name))
         except PassCut:
@@ -95,15 +96,29 @@ def read_full(
         except RehashError as exc:  # NotFound included: `settle` tells deleted from failed
             return exc
 
-    done, out.cut = gather(executor, get_one, one_by_one)
+    done, cut = gather(executor, get_one, one_by_one)
     objects.update((w.uid, got) for w, got in done)
+    return objects, cut
+
+
+def read_full(
+    client: KubeClient,
+    executor: Executor,
+    listed: Iterable[Listed],
+    discovery: DiscoverySettings,
+    census: Census,
+) -> FullViews:
+    """Read each listed workload in full; failures settle that workload alone as `failed`."""
+    out = FullViews()
+    listed = list(listed)
+    objects, out.cut = read_objects(client, executor, listed, census)
     for workload in listed:
         if workload.uid in objects:
             out.settle(workload, objects[workload.uid], discovery)
     return out
 
 
-def list_group(client: KubeClient, group: list[Listed]) -> dict[str, Any]:
+def list_group(client: KubeClient, group: list[Listed | Target]) -> dict[str, Any]:
     """One namespaced list for many workloads of one kind; a failed list fails each of them."""
     first = group[0]
     wanted = {w.uid for w in group}

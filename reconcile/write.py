@@ -42,6 +42,7 @@ from reconcile.plan import (
     defer_for_budget,
     defer_for_stop,
 )
+from reconcile.policy.priority import write_rank
 from reconcile.report import Row
 from reconcile.rollouts import RolloutCheck, stall_message
 from reconcile.targets import COMPLETE, PROGRESSING, STALLED, Annotations, Target
@@ -85,25 +86,33 @@ class Writer:
         self.event_failures: dict[str, str] = {}
 
     def write_batch(self, planned: Sequence[tuple[Subject, Decision]]) -> list[Row]:
-        """Write one batch's decisions (rollouts past --max-rollouts deferred) and return its rows."""
+        """Write one batch's decisions (rollouts past --max-rollouts deferred) and return its rows, in
+        order. Rollouts and adoptions are sent first, then refreshes (policy.priority); rollout records
+        are the pass's last work (`track_all`)."""
         planned = self.limit_rollouts(planned)
-
-        def write(item: tuple[Subject, Decision]) -> Row:
-            return self.track(item[0], item[1], self.write_one(*item))
-
         if not any(self.may_write(subject, decision) for subject, decision in planned):
-            return [write(item) for item in planned]  # a steady batch: no thread pool to start
+            return [self.write_one(*item) for item in planned]  # a steady batch: no thread pool to start
+        order = sorted(range(len(planned)), key=lambda i: write_rank(planned[i][1].action))
+        rows: list[Row | None] = [None] * len(planned)
         workers = max(1, self.options.concurrency)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rehash-write") as pool:
-            return list(pool.map(write, planned))
+            for index, row in zip(order, pool.map(lambda i: self.write_one(*planned[i]), order), strict=True):
+                rows[index] = row
+        return [row for row in rows if row is not None]
+
+    def track_all(self, items: Sequence[tuple[Subject, Decision, Row]]) -> list[Row]:
+        """`track` each checked rollout (record updates and stall Events), in parallel; rows in order."""
+        if self.client_dry_run or not items:
+            return [self.track(*item) for item in items]
+        workers = max(1, self.options.concurrency)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rehash-track") as pool:
+            return list(pool.map(lambda item: self.track(*item), items))
 
     def may_write(self, subject: Subject, decision: Decision) -> bool:
-        """Whether writing this decision may send a request (a patch, or a rollout record's update)."""
+        """Whether writing this decision may send a patch."""
         if self.client_dry_run:
             return False
-        return decision.rollout is not None or (
-            decision.action in WRITING_ACTIONS and isinstance(subject, Target)
-        )
+        return decision.action in WRITING_ACTIONS and isinstance(subject, Target)
 
     def limit_rollouts(self, planned: Sequence[tuple[Subject, Decision]]) -> list[tuple[Subject, Decision]]:
         limit = self.options.max_rollouts

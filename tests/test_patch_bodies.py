@@ -42,15 +42,21 @@ def decision(action: Action, previous: str | None = None, changed: tuple[str, ..
 
 
 def test_rollout_tests_both_stored_values_and_sets_template_bookkeeping_and_the_rollout_record() -> None:
-    t = target(template_hash="v1:old", bookkeeping=Bookkeeping("v1:old"), generation=4)
+    t = target(template_hash="v1:old", bookkeeping=Bookkeeping("v1:old"), generation=4, revision="3")
     ops = build_patch(t, decision(Action.ROLLOUT, "v1:old", ("configmap/app",)), OBS, now=NOW, keys=KEYS)
     record = '{"g":5,"t":"2026-11-21T12:00:00Z","c":["configmap/app"],"s":"progressing"}'
+    # "r": the revision the deployment controller writes next (its new ReplicaSet's), see stamp_holds;
+    # "f"/"o": the spec facts after this write (decide.target_from_records).
     assert ops == [
         {"op": "test", "path": TPL, "value": "v1:old"},
         {"op": "test", "path": META + "config-hash", "value": "v1:old"},
         {"op": "add", "path": TPL, "value": "v1:new"},
         {"op": "add", "path": META + "config-hash", "value": "v1:new"},
-        {"op": "add", "path": META + "sources", "value": RECORDS[:-1] + ',"g":5,"i":""}'},
+        {
+            "op": "add",
+            "path": META + "sources",
+            "value": RECORDS[:-1] + ',"g":5,"i":"","r":"4","f":"hmt","o":[]}',
+        },
         {"op": "add", "path": META + "last-rollout", "value": "2026-11-21T12:00:00Z"},
         {"op": "add", "path": META + "rollout", "value": record},
     ]
@@ -106,6 +112,28 @@ def test_rollout_that_creates_the_template_annotations_map_pins_the_resource_ver
             "value": {"kube-rehash.io/config-hash": "v1:new"},
         },
     ]
+
+
+def test_first_sight_and_map_creation_pin_the_generation_not_a_controllers_status_write() -> None:
+    """A controller's status write moves only the resourceVersion: a guard on it made a rollout that
+    creates the template's annotations map fail with 422 on a real server while the Deployment rolled."""
+    t = target(annotations_map_present=False, bookkeeping=Bookkeeping("v1:old"), generation=7)
+    ops = build_patch(t, decision(Action.ROLLOUT), OBS, now=NOW, keys=KEYS)
+    assert ops[:2] == [
+        {"op": "test", "path": META + "config-hash", "value": "v1:old"},
+        {"op": "test", "path": "/metadata/generation", "value": 7},
+    ]
+    adopt = build_patch(target(generation=3), decision(Action.ADOPT), OBS, now=NOW, keys=KEYS)
+    assert adopt[0] == {"op": "test", "path": "/metadata/generation", "value": 3}
+    assert not any(op["path"] == "/metadata/resourceVersion" for op in ops + adopt)
+
+
+def test_a_map_created_in_metadata_still_pins_the_resource_version() -> None:
+    """Metadata changes do not move most kinds' generation: there only the resourceVersion pins the map."""
+    kind = replace(DEPLOYMENT, kind="Thing", template=None, annotations="/metadata/annotations")
+    t = target(kind=kind, annotations_map_present=False, generation=3)
+    ops = build_patch(t, decision(Action.ROLLOUT), OBS, now=NOW, keys=KEYS)
+    assert ops[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": "100"}
 
 
 def test_rollout_creates_template_metadata_when_absent() -> None:

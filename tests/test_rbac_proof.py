@@ -20,14 +20,16 @@ from typing import Any
 import pytest
 import yaml
 
-from reconcile.fetch import GET_THRESHOLD
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import KubeClient
+from reconcile.policy.reads import BOUNDS, Read
 from reconcile.report import Report
 from reconcile.run import run_pass
 from reconcile.settings import Settings, Shard
 from rehash_simulator import Simulator
 from tests.e2e.conftest import configmap, cronjob, deployment, env_from, secret
+
+GET_THRESHOLD = BOUNDS[Read.SOURCE_METADATA].more_than
 
 ROOT = Path(__file__).resolve().parent.parent
 KUBECTL = str(Path(sys.executable).parent / "kubectl")

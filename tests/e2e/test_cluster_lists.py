@@ -8,9 +8,12 @@ from typing import Any
 
 import pytest
 
-from reconcile.fetch import CLUSTER_LIST_RATIO, HELM_RELEASE_FILTER
+from reconcile.fetch import HELM_RELEASE_FILTER
+from reconcile.policy.reads import CLUSTER_SOURCES
 from tests.e2e.conftest import Backend, configmap, deployment, env_from, secret
 from tests.reliability.test_scopes_and_signals import limited_kubeconfig, rbac
+
+CLUSTER_LIST_RATIO = CLUSTER_SOURCES.ratio
 
 pytestmark = pytest.mark.sim_only("a cluster-wide pass: the real server holds other tests' namespaces")
 

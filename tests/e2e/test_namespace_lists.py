@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 
-from reconcile.fetch import CONTENT_LIST_RATIO
+from reconcile.policy.reads import BOUNDS, Read
 from reconcile.triage import BATCH_SIZE
 from tests.e2e.conftest import Backend, configmap, deployment, env_from
+
+CONTENT_LIST_RATIO = BOUNDS[Read.SOURCE_CONTENT].ratio
 
 pytestmark = pytest.mark.sim_only("counts list pages and GETs in the simulator's request log")
 

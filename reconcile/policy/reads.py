@@ -1,0 +1,145 @@
+"""The read strategy: for every read of a pass, one list of a collection or GETs by name.
+
+Why one module: a pass reads four things (workloads in full, their rollout status, source metadata, source
+content) at three scopes (a namespace, the whole cluster, one object), and each read can be a list or a GET
+each. Spread over the stages, the thresholds drifted apart and status reads bypassed them; here one cost
+model answers every case from counts alone, and says why, so `-v` shows why a pass listed what it listed.
+
+The cost model. A GET moves one object in one request. A list moves every object of the collection in one
+request per page (`PAGE` objects). Requests are what a time budget pays for (1/qps seconds each at the
+shipped rate) and what the API server charges a full authn/authz/audit cycle for; bytes are what a list
+wastes on the objects nobody wanted. So a list is chosen only where it saves requests (fewer pages than
+wanted objects) and the collection holds few enough objects per wanted one (`Bound.ratio`) that the bytes
+it wastes stay bounded. Where the collection's size is unknown, small wants stay GETs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+FetchMode = Literal["auto", "list", "get"]
+# Items per list page the client asks for (the client's `limit`).
+PAGE = 500
+
+
+class Way(StrEnum):
+    LIST = "list"
+    GET = "get"
+
+
+class Read(StrEnum):
+    """What is read. Each has its own bound: an unwanted item of a metadata list is ~300 bytes (~40 once
+    gzipped), of a content list a whole ConfigMap or Secret, of a workload list a whole pod template."""
+
+    SOURCE_METADATA = "source metadata"
+    SOURCE_CONTENT = "source content"
+    WORKLOADS = "workloads in full"
+
+
+@dataclass(frozen=True)
+class Bound:
+    more_than: int
+    """A list is considered only for more wanted objects than this."""
+    ratio: int
+    """... and only where the collection holds at most this many objects per wanted one."""
+    blind_more_than: int = 40
+    """Where the collection's size is unknown, a list only for more wanted objects than this (a source
+    reader then probes the size with a `limit=1` list and asks again)."""
+
+
+# Measured with `make bench` (docs/performance.md, docs/configuration.md "Time budget"):
+# - source metadata: up to 40 names, parallel GETs over kept-alive connections beat a list; a list is worth
+#   it where the namespace (or cluster) holds at most 16 objects per wanted one (a metadata GET moves ~300
+#   bytes plus ~1 KB of request headers, a list item ~40 bytes once the page is gzipped);
+# - source content: a list moves every object in full, so at most 4 per wanted one (a namespace of 6,400
+#   ConfigMaps cut into 16 batches was otherwise listed in full 16 times at first sight: 550 MB);
+# - workloads in full (to decide them, or for the status of rollouts we started): a list of the
+#   namespace's objects of the kind as soon as it saves requests and moves at most 4 objects per wanted
+#   one (a Deployment is a few KB; at the shipped qps 20 a GET costs the budget 50 ms: 120 Deployments of
+#   one namespace changed at once are one list, not 120 GETs).
+BOUNDS = {
+    Read.SOURCE_METADATA: Bound(more_than=40, ratio=16),
+    Read.SOURCE_CONTENT: Bound(more_than=40, ratio=4),
+    Read.WORKLOADS: Bound(more_than=1, ratio=4),
+}
+# Cluster-wide metadata list of a source kind in a whole-cluster pass: no minimum (one request per page
+# serves every namespace), the same ratio as a namespace's metadata list.
+CLUSTER_SOURCES = Bound(more_than=0, ratio=16)
+# A workload kind most of whose opted-in workloads need their whole object (first sight, a mass re-apply)
+# is listed in full once, paged, instead of per namespace or by name, when more than this many need it.
+KIND_IN_FULL_MIN = 40
+
+
+@dataclass(frozen=True)
+class Choice:
+    way: Way
+    why: str
+
+    @property
+    def lists(self) -> bool:
+        return self.way is Way.LIST
+
+
+def pages(total: int) -> int:
+    return max(1, math.ceil(total / PAGE))
+
+
+def choose(read: Read, wanted: int, total: int | None, *, mode: FetchMode = "auto") -> Choice:
+    """How to read `wanted` objects of one collection holding `total` (None: unknown) for `read`.
+
+    `mode` is the `fetch` setting for sources (`list`/`get` force the way); workloads ignore it."""
+    if read is not Read.WORKLOADS and mode != "auto":
+        return Choice(Way(mode), f"fetch: {mode}")
+    return weigh(BOUNDS[read], wanted, total)
+
+
+def choose_cluster_sources(wanted: int, total: int | None) -> Choice:
+    """Whether a whole-cluster pass learns the identities of `wanted` referenced sources of a kind from one
+    cluster-wide metadata list (of `total` objects) instead of per namespace."""
+    if total is None:
+        return Choice(Way.GET, "the cluster's size of the kind is unknown")
+    return weigh(CLUSTER_SOURCES, wanted, total)
+
+
+def weigh(bound: Bound, wanted: int, total: int | None) -> Choice:
+    if wanted <= bound.more_than:
+        return Choice(Way.GET, f"{wanted} wanted: at most {bound.more_than} are read by name")
+    if total is None:
+        if wanted <= bound.blind_more_than:
+            return Choice(Way.GET, f"{wanted} wanted of a collection of unknown size")
+        return Choice(Way.LIST, f"{wanted} wanted of a collection of unknown size")
+    if pages(total) >= wanted:
+        return Choice(Way.GET, f"{wanted} wanted: a list of {total} costs {pages(total)} pages")
+    if total > bound.ratio * wanted:
+        return Choice(Way.GET, f"{wanted} wanted of {total}: over {bound.ratio} per wanted one")
+    return Choice(Way.LIST, f"{wanted} wanted of {total}: one list of {pages(total)} page(s)")
+
+
+def choose_kind_in_full(needing: int, opted: int) -> Choice:
+    """Whether a workload kind is listed in full once (cluster-wide, or per namespace under -n) because
+    more than `KIND_IN_FULL_MIN` of its `opted` opted-in workloads, and most of them, need their spec."""
+    if needing > KIND_IN_FULL_MIN and needing * 2 > opted:
+        return Choice(Way.LIST, f"{needing} of {opted} opted-in workloads need their spec")
+    return Choice(Way.GET, f"{needing} of {opted} opted-in workloads need their spec")
+
+
+# Requests a workload that needs its spec costs, about (its object, its sources' content, its write):
+# the estimate that decides whether a pass may not fit its budget and must rotate its start.
+REQUESTS_PER_FULL_READ = 4
+# Seconds per request assumed when no rate limit is set (qps 0), for the same estimates.
+UNLIMITED_REQUEST_SECONDS = 0.005
+
+
+def request_seconds(qps: float) -> float:
+    """What one request costs the budget at the pass's rate."""
+    return 1.0 / qps if qps > 0 else UNLIMITED_REQUEST_SECONDS
+
+
+def requests_to_read(wanted: int, total: int | None) -> int:
+    """Requests that reading `wanted` workloads of a collection of `total` in full takes, as chosen."""
+    if choose(Read.WORKLOADS, wanted, total).lists:
+        return pages(total) if total is not None else 1
+    return wanted

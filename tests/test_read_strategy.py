@@ -1,0 +1,80 @@
+"""The read strategy (policy.reads): list or GET for every read of a pass, from counts alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconcile.policy.reads import (
+    PAGE,
+    Read,
+    Way,
+    choose,
+    choose_cluster_sources,
+    choose_kind_in_full,
+    request_seconds,
+    requests_to_read,
+)
+
+LIST, GET = Way.LIST, Way.GET
+
+
+@pytest.mark.parametrize(
+    ("read", "wanted", "total", "way"),
+    [
+        # Workloads in full (to decide them, or for our rollouts' status): a list as soon as it saves
+        # requests and moves at most 4 objects per wanted one.
+        (Read.WORKLOADS, 1, 1, GET),  # one object: a GET is as cheap
+        (Read.WORKLOADS, 2, 3, LIST),
+        (Read.WORKLOADS, 50, 120, LIST),  # a mass change in a namespace of 120: 1 request, not 50
+        (Read.WORKLOADS, 30, 120, LIST),
+        (Read.WORKLOADS, 29, 120, GET),  # over 4 per wanted one
+        (Read.WORKLOADS, 3, 75, GET),  # a few of a large namespace
+        (Read.WORKLOADS, 40, None, GET),  # size unknown: small wants stay GETs
+        (Read.WORKLOADS, 41, None, LIST),
+        (Read.WORKLOADS, 3, 3 * PAGE, GET),  # a list of 3 pages saves nothing
+        # Source metadata: by name up to 40, then a list where at most 16 objects per wanted one.
+        (Read.SOURCE_METADATA, 40, 41, GET),
+        (Read.SOURCE_METADATA, 41, 16 * 41, LIST),
+        (Read.SOURCE_METADATA, 41, 16 * 41 + 1, GET),
+        (Read.SOURCE_METADATA, 41, None, LIST),  # the source reader then probes the size and asks again
+        # Source content: a list moves whole objects: at most 4 per wanted one.
+        (Read.SOURCE_CONTENT, 41, 4 * 41, LIST),
+        (Read.SOURCE_CONTENT, 41, 4 * 41 + 1, GET),
+    ],
+)
+def test_list_or_get_table(read: Read, wanted: int, total: int | None, way: Way) -> None:
+    choice = choose(read, wanted, total)
+    assert choice.way is way, choice.why
+    assert str(wanted) in choice.why  # the reason -v logs names the counts it weighed
+
+
+def test_the_fetch_setting_forces_the_way_for_sources_only() -> None:
+    assert choose(Read.SOURCE_METADATA, 1000, 1000, mode="get").way is GET
+    assert choose(Read.SOURCE_CONTENT, 1, 10_000, mode="list").way is LIST
+    assert choose(Read.WORKLOADS, 1, 10_000, mode="list").way is GET
+    assert choose(Read.SOURCE_METADATA, 1, 1, mode="list").why == "fetch: list"
+
+
+def test_cluster_wide_source_lists() -> None:
+    assert choose_cluster_sources(100, 1600).way is LIST
+    assert choose_cluster_sources(100, 1601).way is GET  # sparse: stays flat in unrelated objects
+    assert choose_cluster_sources(100, None).way is GET
+    assert choose_cluster_sources(0, 10).way is GET
+
+
+def test_a_kind_is_listed_in_full_once_when_most_of_many_need_their_spec() -> None:
+    assert choose_kind_in_full(41, 60).way is LIST
+    assert choose_kind_in_full(41, 82).way is GET  # not most of them
+    assert choose_kind_in_full(40, 40).way is GET  # not many
+
+
+def test_requests_follow_the_choice() -> None:
+    assert requests_to_read(50, 120) == 1
+    assert requests_to_read(3, 75) == 3
+    assert requests_to_read(41, None) == 1
+    assert requests_to_read(600, 1200) == 3
+
+
+def test_request_seconds_at_the_pass_rate() -> None:
+    assert request_seconds(20) == pytest.approx(0.05)
+    assert 0 < request_seconds(0) < 0.05  # unlimited: still not free, for the estimates
