@@ -56,6 +56,10 @@ def rotate_and_roll(cluster: Backend, namespaces: dict[str, int], *args: str) ->
     checks that each pass rolled something until none was pending, and that no guard failed."""
     seed(cluster, namespaces)
     converge(cluster, *args)
+    if cluster.name == "real":  # each Deployment's first ReplicaSet, before the change
+        for ns, count in namespaces.items():
+            for i in range(count):
+                cluster.wait_rolled_out("deployments", ns, f"app-{i}", timeout=120)
     for ns in namespaces:
         cluster.edit("secrets", ns, "shared", {"stringData": {"p": "rotated"}})
     cluster.clear_log()
