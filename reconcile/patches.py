@@ -23,6 +23,7 @@ from reconcile.pointer import join_pointer
 from reconcile.targets import (
     Annotations,
     Listed,
+    RecordsDoc,
     RolloutRecord,
     Target,
     facts_after,
@@ -143,33 +144,31 @@ def rollout_state_patch(
     moved = RolloutRecord(record.generation, record.at, record.changed, state)
     ops.append(add_op(metadata_path(keys.rollout), format_rollout(moved)))
     book = target.bookkeeping
+    restamped: RecordsDoc | None = None
     if written is not None and isinstance(target, Target):
         stamped = generation_after(target, stamp_generation(target, written), rollout=False)
         after = generation_after(target, stamped, rollout=False)
         if after != stamped:  # our first write's stamp would be one behind: keep it true
-            records = format_records(
-                written.records,
-                written.key_fingerprint,
-                generation=after,
-                inputs=target.inputs,
-                revision=pending_revision(target),
-                facts=facts_after(target, written.config_hash, rollout=False),
+            facts = facts_after(target, written.config_hash, rollout=False)
+            restamped = RecordsDoc(
+                written.records, written.key_fingerprint, after, target.inputs, facts=facts
             )
-            ops.append(add_op(metadata_path(keys.sources), records))
     elif book.records is not None and stamp_holds(target):
         after = generation_after(target, target.generation, rollout=False)
         if after != book.generation or book.revision != pending_revision(target):
             # The kind's generation follows its annotations (and the controller's revision write may have
             # moved it since our rollout): stamp the generation this write leads to.
-            records = format_records(
-                book.records,
-                book.key_fingerprint,
-                generation=after,
-                inputs=book.inputs,
-                revision=pending_revision(target),
-                facts=book.facts,
-            )
-            ops.append(add_op(metadata_path(keys.sources), records))
+            restamped = RecordsDoc(book.records, book.key_fingerprint, after, book.inputs, facts=book.facts)
+    if restamped is not None:
+        text = format_records(
+            restamped.records,
+            restamped.key_fingerprint,
+            generation=restamped.generation,
+            inputs=restamped.inputs,
+            revision=pending_revision(target),
+            facts=restamped.facts,
+        )
+        ops.append(add_op(metadata_path(keys.sources), text))
     return ops
 
 
