@@ -28,6 +28,15 @@ class Respond:
 
 
 @dataclass(frozen=True)
+class Throttle:
+    """Answer 429 as kube-apiserver's API Priority and Fairness (and max-in-flight) filter does: not a
+    Status but a text/plain body, with `Retry-After` seconds (checked against kube-apiserver 1.37 in
+    tests/chaos_real/test_flow_control.py)."""
+
+    retry_after: int = 1
+
+
+@dataclass(frozen=True)
 class Reset:
     """Close the connection without sending any response."""
 
@@ -51,7 +60,7 @@ class Mutate:
     fn: Callable[[Any], None]
 
 
-Action = Respond | Reset | Delay | ExpireContinue | Mutate
+Action = Respond | Throttle | Reset | Delay | ExpireContinue | Mutate
 
 
 @dataclass
@@ -155,6 +164,10 @@ class Faults:
         **match: Any,
     ) -> FaultRule:
         return self.add(FaultRule(Respond(status, message, reason, retry_after), **match))
+
+    def throttle(self, retry_after: int = 1, **match: Any) -> FaultRule:
+        """kube-apiserver's flow-control rejection (429, text/plain, Retry-After), see `Throttle`."""
+        return self.add(FaultRule(Throttle(retry_after), **match))
 
     def reset_connection(self, **match: Any) -> FaultRule:
         return self.add(FaultRule(Reset(), **match))

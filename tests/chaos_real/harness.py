@@ -5,9 +5,11 @@ records for docs/reliability.md; the small manifests the cases seed.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import secrets
+import ssl
 import subprocess
 import sys
 import time
@@ -29,6 +31,7 @@ CLI = str(BIN / "kube-rehash")
 KUBECTL = str(BIN / "kubectl")
 PREFIX = "kube-rehash.io"
 HASH = f"{PREFIX}/config-hash"
+JSON = "application/json"
 SA_NAMESPACE = SA_NAME = "kube-rehash"
 SA_USER = f"system:serviceaccount:{SA_NAMESPACE}:{SA_NAME}"
 FIGURES = Path(
@@ -168,6 +171,19 @@ class Cluster:
 
         wait_until(f"the Deployments of {ns} to be observed", done, timeout)
 
+    def sa_request(self, method: str, path: str) -> tuple[int, dict[str, str], bytes]:
+        """One raw request as kube-rehash's ServiceAccount: (status, headers, body), nothing decoded."""
+        token = json.loads(self.kubeconfig.read_text())["users"][0]["user"]["token"]
+        host, port = self.cp.server.removeprefix("https://").split(":")
+        context = ssl.create_default_context(cafile=str(self.cp.ca))
+        conn = http.client.HTTPSConnection(host, int(port), context=context, timeout=30)
+        try:
+            conn.request(method, path, headers={"Authorization": f"Bearer {token}", "Accept": JSON})
+            response = conn.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            conn.close()
+
     # kube-rehash
     # ------------------------------------------------------------------------------------------------------
 
@@ -219,6 +235,20 @@ class Cluster:
     def audit_offset(self) -> int:
         self.cp.sync_audit()
         return self.cp.audit_log.stat().st_size
+
+    def audit_events(self, offset: int) -> list[dict[str, Any]]:
+        """The raw completed audit events of kube-rehash's ServiceAccount after byte `offset` (with their
+        timestamps, which AuditEntry leaves out)."""
+        self.cp.sync_audit()
+        with self.cp.audit_log.open("rb") as log:
+            log.seek(offset)
+            lines = log.read().decode(errors="replace").splitlines()
+        events = [json.loads(line) for line in lines if line.strip()]
+        return [
+            e
+            for e in events
+            if e.get("stage") == "ResponseComplete" and (e.get("user") or {}).get("username") == SA_USER
+        ]
 
     def audit_since(self, offset: int, user: str | None = SA_USER) -> list[AuditEntry]:
         """Completed requests logged after byte `offset` (of kube-rehash's ServiceAccount by default)."""

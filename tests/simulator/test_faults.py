@@ -104,3 +104,16 @@ def test_mutate_runs_before_the_request(sim: Simulator) -> None:
     reply = call(sim, "PUT", "/api/v1/namespaces/shop/configmaps/c", {**stale, "data": {"k": "mine"}})
     assert reply.status == 409
     assert sim.store.get("configmaps", "shop", "c")["data"] == {"k": "changed"}
+
+
+def test_throttle_answers_as_kube_apiservers_flow_control(sim: Simulator) -> None:
+    """Not a Status: a text/plain body and Retry-After (checked against kube-apiserver 1.37 by
+    tests/chaos_real/test_flow_control.py)."""
+    sim.faults.throttle(retry_after=2, nth=1)
+    reply = _raw_get(sim, "/api/v1/configmaps")
+    assert reply.status == 429
+    assert reply.getheader("Content-Type") == "text/plain; charset=utf-8"
+    assert reply.getheader("Retry-After") == "2"
+    assert reply.getheader("X-Content-Type-Options") == "nosniff"
+    assert reply.read() == b"Too many requests, please try again later.\n"
+    assert _raw_get(sim, "/api/v1/configmaps").status == 200
