@@ -8,12 +8,16 @@ attempt per pass, counted in the audit log, never a re-read and re-patch storm.
 
 from __future__ import annotations
 
+import http.client
+import json
+import ssl
 from collections import Counter
 from typing import Any
 
 import pytest
 
-from tests.chaos_real.harness import Cluster, Figures, configmap, seed, wait_until
+from rehash_simulator import Simulator
+from tests.chaos_real.harness import Cluster, Figures, configmap, deployment, seed, wait_until
 
 COUNT, SOURCES = 12, 3
 FROZEN = ("d00", "d05")
@@ -103,6 +107,8 @@ def test_a_frozen_workload_fails_once_per_pass_with_the_policys_message_and_the_
     wait_until("the admission policy to be in force", lambda: _policy_in_force(cluster, ns), 30)
     figures = Figures(f"ValidatingAdmissionPolicy denies frozen workloads ({reason or 'default'} reason)")
 
+    _denial_is_the_simulators(cluster, ns, reason)
+
     cluster.apply(*(configmap(ns, f"cm{j}", {"v": "1"}) for j in range(SOURCES)))
     for _ in range(2):  # the freeze holds: every pass fails the same two, once each
         offset = cluster.audit_offset()
@@ -152,3 +158,33 @@ def test_a_frozen_workload_fails_once_per_pass_with_the_policys_message_and_the_
     figures.done += len(FROZEN)
     figures.save()
     cluster.kubectl("delete", "validatingadmissionpolicy", POLICY)
+
+
+def _denial_is_the_simulators(cluster: Cluster, ns: str, reason: str | None) -> None:
+    """The real denial of kube-rehash's kind of write (a JSON patch) against the simulator's Deny fault."""
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments/{FROZEN[0]}"
+    patch = [{"op": "add", "path": "/metadata/annotations/probe", "value": "1"}]
+    status, real = cluster.cp.request("PATCH", path, patch, content_type="application/json-patch+json")
+    with Simulator() as sim:
+        sim.store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        sim.store.create(deployment(ns, FROZEN[0], "cm0"))
+        sim.faults.deny(POLICY, POLICY, MESSAGE, reason, method="PATCH")
+        sim_status, simulated = _sim_patch(sim, path, patch)
+    assert sim_status == status, (status, sim_status)
+    assert simulated == real, (real, simulated)
+
+
+def _sim_patch(sim: Simulator, path: str, body: Any) -> tuple[int, Any]:
+    context = ssl.create_default_context(cadata=sim.ca_pem.decode())
+    conn = http.client.HTTPSConnection("127.0.0.1", sim.port, context=context, timeout=10)
+    try:
+        headers = {
+            "Authorization": f"Bearer {sim.admin_token}",
+            "Content-Type": "application/json-patch+json",
+            "Accept": "application/json",
+        }
+        conn.request("PATCH", path, body=json.dumps(body), headers=headers)
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
