@@ -57,9 +57,14 @@ def test_a_killed_and_restarted_apiserver_ends_the_pass_in_time_and_rolls_each_c
     rows = faulted.rows()
     deployments = {k: r for k, r in rows.items() if r["kind"] == "Deployment" and r["name"] in names}
     others = {k: (r["action"], r["reason"]) for k, r in rows.items() if k not in deployments}
-    # Every Deployment has its row; anything else is a scope the outage failed (and then exit 1).
-    assert len(deployments) == COUNT, rows
+    # Every Deployment has its row, unless the outage failed the list's scope (a `Deployment/<ns>/*` row:
+    # a restarting kube-apiserver answers 403 until its RBAC caches are filled, and a 403 is final for a
+    # pass); anything else is a failed scope too, and any failure is exit 1.
     assert all(action == "failed" for action, _ in others.values()), others
+    assert len(deployments) == COUNT or f"Deployment/{ns}/*" in others, (len(deployments), others)
+    # The only failures: those 403s (never a hang, a lost connection past the retries, or a traceback).
+    failures = [r["reason"] for r in rows.values() if r["action"] == "failed"]
+    assert all("403 Forbidden" in reason for reason in failures), failures
     assert faulted.code == (1 if others or "failed" in {r["action"] for r in deployments.values()} else 0)
 
     # The next pass (shipped defaults) finishes what the killed one left; the one after is steady.
