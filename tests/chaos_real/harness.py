@@ -237,8 +237,8 @@ class Cluster:
         return self.cp.audit_log.stat().st_size
 
     def audit_events(self, offset: int) -> list[dict[str, Any]]:
-        """The raw completed audit events of kube-rehash's ServiceAccount after byte `offset` (with their
-        timestamps, which AuditEntry leaves out)."""
+        """The raw completed audit events of kube-rehash (its ServiceAccount and User-Agent) after byte
+        `offset`, with their timestamps, which AuditEntry leaves out."""
         self.cp.sync_audit()
         with self.cp.audit_log.open("rb") as log:
             log.seek(offset)
@@ -247,7 +247,9 @@ class Cluster:
         return [
             e
             for e in events
-            if e.get("stage") == "ResponseComplete" and (e.get("user") or {}).get("username") == SA_USER
+            if e.get("stage") == "ResponseComplete"
+            and (e.get("user") or {}).get("username") == SA_USER
+            and str(e.get("userAgent", "")).startswith("kube-rehash/")
         ]
 
     def audit_since(self, offset: int, user: str | None = SA_USER) -> list[AuditEntry]:

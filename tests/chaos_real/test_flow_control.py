@@ -14,6 +14,8 @@ from __future__ import annotations
 import http.client
 import re
 import ssl
+import threading
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -57,8 +59,8 @@ def _retry_gaps(events: list[dict[str, Any]]) -> list[float]:
             for e in events[i + 1 :]
             if e["verb"] == event["verb"] and e["requestURI"] == event["requestURI"]
         ]
-        assert again, f"a 429 was never retried: {event['verb']} {event['requestURI']}"
-        gaps.append(min(again) - sent)
+        if again:  # else the request gave up (counted by the caller)
+            gaps.append(min(again) - sent)
     return gaps
 
 
@@ -69,6 +71,34 @@ def _starved_429(cluster: Cluster) -> tuple[int, dict[str, str], bytes]:
     rejected = [a for a in answers if a[0] == 429]
     assert rejected, [a[0] for a in answers]
     return rejected[0]
+
+
+class Neighbour(threading.Thread):
+    """Another client of kube-rehash's priority level (the same ServiceAccount, as a second shard would
+    be; its own User-Agent): one list at a time with pauses, so a pass's request finds the one seat taken
+    now and then. Bounded: at most 60 s and 1500 requests."""
+
+    def __init__(self, cluster: Cluster, ns: str) -> None:
+        super().__init__(daemon=True)
+        self.cluster, self.ns = cluster, ns
+        self.done = threading.Event()
+
+    def __enter__(self) -> Neighbour:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.join(30)
+
+    def run(self) -> None:
+        deadline = time.monotonic() + 60
+        path = f"/api/v1/namespaces/{self.ns}/configmaps"
+        for _ in range(1500):
+            if self.done.is_set() or time.monotonic() > deadline:
+                return
+            self.cluster.sa_request("GET", path)
+            self.done.wait(0.05)
 
 
 def test_the_documented_flowschema_classifies_kube_rehash_and_a_starved_level_429s_it_into_retry_after(
@@ -136,20 +166,32 @@ def test_the_documented_flowschema_classifies_kube_rehash_and_a_starved_level_42
         expected += COUNT
         for _ in range(3):  # a pass, and at most two more to converge
             offset = cluster.audit_offset()
-            result = cluster.run("-n", ns, timeout=BUDGET)
+            with Neighbour(cluster, ns):  # another client of the level keeps its one seat busy at times
+                result = cluster.run("-n", ns, timeout=BUDGET)
             figures.count(result)
-            assert result.code == 0, result.stderr
+            # A request that met a 429 at every one of its attempts fails (its row, or its Event): exit 1,
+            # and the next pass does it. Nothing else may fail.
+            failures = [r["reason"] for r in result.report["workloads"] if r["action"] == "failed"]
+            assert all("429" in reason for reason in failures), failures
+            assert result.code == (1 if failures else 0), result.stderr
             events = cluster.audit_events(offset)
-            rejected = sum(1 for e in events if (e.get("responseStatus") or {}).get("code") == 429)
-            figures.injected += rejected
-            by_verb.update(e["verb"] for e in events if (e.get("responseStatus") or {}).get("code") == 429)
-            # Every real 429 was retried, and counted in the report as such.
-            assert result.report["api"]["retries"].get("429", 0) == rejected, result.report["api"]
+            rejected = [e for e in events if (e.get("responseStatus") or {}).get("code") == 429]
+            figures.injected += len(rejected)
+            by_verb.update(e["verb"] for e in rejected)
+            # Every real 429 was retried (and counted in the report as such) but the last of a request that
+            # gave up: one whose last audit entry is a 429.
+            last = {(e["verb"], e["requestURI"]): e for e in events if e["verb"] != "create"}
+            gave_up = sum(1 for e in last.values() if (e.get("responseStatus") or {}).get("code") == 429)
+            retried = result.report["api"]["retries"].get("429", 0)
+            assert len(rejected) - retried <= gave_up + sum(1 for e in rejected if e["verb"] == "create")
+            assert retried <= len(rejected), (retried, len(rejected))
             # ... no sooner than the server's Retry-After (1 s; a little clock slack between stamps).
             gaps = _retry_gaps(events)
             assert all(gap >= 0.9 for gap in gaps), sorted(gaps)[:5]
             if set(result.actions().values()) <= {"in-sync"}:
                 break
+        else:
+            raise AssertionError(f"no convergence in 3 passes: {result.actions()}")
         cluster.wait_observed(ns)
     assert figures.injected > 0, "the starved level never answered 429"
     counts = cluster.rs_counts(ns)
