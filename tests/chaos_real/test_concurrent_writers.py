@@ -97,9 +97,16 @@ def test_gitops_reapplies_and_scaling_during_passes_lose_nothing_restart_once_an
             for _ in range(3):  # the pass, and at most two more if other writers kept winning races
                 result = cluster.run("-n", ns, timeout=BUDGET)
                 figures.count(result)
-                assert result.code == 0, result.stderr
+                # A writer that wins every one of the 4 attempts (1 + 3 re-reads) of a guarded patch fails
+                # that workload for this pass (exit 1); the next pass does it. Nothing else may fail.
+                failures = [r["reason"] for r in result.report["workloads"] if r["action"] == "failed"]
+                assert all("kept changing under us" in reason for reason in failures), failures
+                assert result.code == (1 if failures else 0), result.stderr
+                figures.notes["kept changing (failed, redone next pass)"] = figures.notes.get(
+                    "kept changing (failed, redone next pass)", 0
+                ) + len(failures)
                 actions = set(result.actions().values())
-                assert actions <= {"rollout", "refresh", "in-sync"}, result.actions()
+                assert actions <= {"rollout", "refresh", "in-sync", "failed"}, result.actions()
                 # A scale or a re-apply moves the generation: `refresh` (bookkeeping only) is no work left.
                 if actions <= {"refresh", "in-sync"}:
                     break
