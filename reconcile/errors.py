@@ -6,6 +6,8 @@ code and a one-line message without catching anything broader.
 
 from __future__ import annotations
 
+import re
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -80,6 +82,25 @@ class Invalid(ApiError):
     """422: the server rejected the request content (also a failed JSON-patch `test`)."""
 
 
+class AdmissionDenied(ApiError):
+    """An admission controller refused the request (a ValidatingAdmissionPolicy, an admission webhook).
+
+    Not an `Invalid`, although a policy without a `reason` answers 422 Invalid like a failed JSON-patch
+    `test`: the request was sound and re-reading the object cannot change the policy's verdict, so it is
+    neither retried nor taken for a lost race (re-read and re-decide). Its message is the policy's.
+    """
+
+
+# kube-apiserver's wording of an admission denial (k8s.io/apiserver admission/plugin/policy/validating and
+# admission/plugin/webhook/errors): "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: ...",
+# "admission webhook \"w\" denied the request: ...". A failed JSON-patch `test` says "the server rejected
+# our request due to an error in our request".
+_ADMISSION_DENIAL = re.compile(
+    r"ValidatingAdmissionPolicy '[^']*' with binding '[^']*' denied request|"
+    r'admission webhook "[^"]*" denied the request'
+)
+
+
 class TooManyRequests(ApiError):
     """429: throttled; retried after Retry-After within the deadline."""
 
@@ -101,6 +122,8 @@ _BY_CODE: dict[int, type[ApiError]] = {
 
 def api_error_for(code: int, reason: str, message: str, *, method: str = "", path: str = "") -> ApiError:
     """Build the typed ApiError subclass that matches an HTTP status code."""
+    if code in (400, 422) and _ADMISSION_DENIAL.search(message):
+        return AdmissionDenied(code, reason, message, method=method, path=path)
     cls = _BY_CODE.get(code) or (ServerError if code >= 500 else ApiError)
     return cls(code, reason, message, method=method, path=path)
 

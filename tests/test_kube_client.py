@@ -21,6 +21,7 @@ from responses import matchers
 
 from reconcile import __version__
 from reconcile.errors import (
+    AdmissionDenied,
     ApiError,
     BudgetExhausted,
     ConfigError,
@@ -33,6 +34,7 @@ from reconcile.errors import (
     TooManyRequests,
     Unauthorized,
     UnreachableError,
+    api_error_for,
 )
 from reconcile.kube.auth import AuthOptions, Credentials, load_credentials
 from reconcile.kube.client import ClientOptions, KubeClient, PatchType
@@ -644,3 +646,66 @@ def test_concurrent_calls_share_one_client(client: KubeClient, mock: responses.R
         results = list(pool.map(client.get, paths))
     assert [result["n"] for result in results] == list(range(16))
     assert client.stats.snapshot()["requests_total"] == 16
+
+
+# kube-apiserver 1.37.2's answers, as captured in tests/chaos_real (a ValidatingAdmissionPolicy without a
+# `reason`, and a JSON-patch `test` that fails): both are 422 Invalid, only the message tells them apart.
+ADMISSION_DENIAL_422 = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "deployments.apps \"api\" is forbidden: ValidatingAdmissionPolicy 'change-freeze' "
+    "with binding 'change-freeze' denied request: change freeze: this workload may not be changed",
+    "reason": "Invalid",
+    "details": {
+        "name": "api",
+        "group": "apps",
+        "kind": "deployments",
+        "causes": [
+            {
+                "message": "ValidatingAdmissionPolicy 'change-freeze' with binding 'change-freeze' denied "
+                "request: change freeze: this workload may not be changed"
+            }
+        ],
+    },
+    "code": 422,
+}
+TEST_FAILED_422 = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "the server rejected our request due to an error in our request",
+    "reason": "Invalid",
+    "details": {},
+    "code": 422,
+}
+
+
+def test_an_admission_denial_answered_422_is_not_taken_for_a_failed_patch_test(
+    client: KubeClient, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    """A 422 Invalid means "someone changed the workload" to the write stage (re-read, re-decide) only
+    when it is a failed `test`; a policy's denial is AdmissionDenied: not Invalid, not retried, its
+    message kept."""
+    mock.add(responses.PATCH, SERVER + DEPLOYS + "/api", json=ADMISSION_DENIAL_422, status=422)
+    mock.add(responses.PATCH, SERVER + DEPLOYS + "/web", json=TEST_FAILED_422, status=422)
+    with pytest.raises(AdmissionDenied) as denied:
+        client.patch(
+            DEPLOYS + "/api", [{"op": "test", "path": "/x", "value": "1"}], patch_type=PatchType.JSON
+        )
+    assert not isinstance(denied.value, Invalid)
+    assert "change freeze: this workload may not be changed" in str(denied.value)
+    with pytest.raises(Invalid):
+        client.patch(
+            DEPLOYS + "/web", [{"op": "test", "path": "/x", "value": "1"}], patch_type=PatchType.JSON
+        )
+    assert len(mock.calls) == 2 and clock.sleeps == []
+
+
+def test_an_admission_webhook_denial_is_admission_denied_whatever_its_code() -> None:
+    message = 'admission webhook "freeze.example.com" denied the request: frozen'
+    for code in (400, 422):
+        assert type(api_error_for(code, "Invalid", message)) is AdmissionDenied
+    assert type(api_error_for(422, "Invalid", "spec.replicas: Invalid value")) is Invalid

@@ -28,6 +28,27 @@ class Respond:
 
 
 @dataclass(frozen=True)
+class Throttle:
+    """Answer 429 as kube-apiserver's API Priority and Fairness (and max-in-flight) filter does: not a
+    Status but a text/plain body, with `Retry-After` seconds (checked against kube-apiserver 1.37 in
+    tests/chaos_real/test_flow_control.py)."""
+
+    retry_after: int = 1
+
+
+@dataclass(frozen=True)
+class Deny:
+    """Refuse a write as a ValidatingAdmissionPolicy (CEL) does with `validationActions: [Deny]`: 422 Invalid
+    when the validation names no `reason` (or "Invalid"), 403 for "Forbidden"; kube-apiserver's message and
+    details (checked against 1.37 in tests/chaos_real/test_admission.py)."""
+
+    policy: str
+    binding: str
+    message: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class Reset:
     """Close the connection without sending any response."""
 
@@ -51,7 +72,7 @@ class Mutate:
     fn: Callable[[Any], None]
 
 
-Action = Respond | Reset | Delay | ExpireContinue | Mutate
+Action = Respond | Throttle | Deny | Reset | Delay | ExpireContinue | Mutate
 
 
 @dataclass
@@ -155,6 +176,16 @@ class Faults:
         **match: Any,
     ) -> FaultRule:
         return self.add(FaultRule(Respond(status, message, reason, retry_after), **match))
+
+    def throttle(self, retry_after: int = 1, **match: Any) -> FaultRule:
+        """kube-apiserver's flow-control rejection (429, text/plain, Retry-After), see `Throttle`."""
+        return self.add(FaultRule(Throttle(retry_after), **match))
+
+    def deny(
+        self, policy: str, binding: str, message: str, reason: str | None = None, **match: Any
+    ) -> FaultRule:
+        """A ValidatingAdmissionPolicy's denial of the matched writes, see `Deny`."""
+        return self.add(FaultRule(Deny(policy, binding, message, reason), **match))
 
     def reset_connection(self, **match: Any) -> FaultRule:
         return self.add(FaultRule(Reset(), **match))

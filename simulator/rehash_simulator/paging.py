@@ -19,9 +19,15 @@ from dataclasses import dataclass
 from .entry import Entry, dumps
 from .errors import ApiError
 
+# kube-apiserver 1.37's wording (apimachinery errors.NewResourceExpired via the etcd3 store), checked by
+# tests/chaos_real/test_compaction.py. kube-apiserver also puts an "inconsistent" continue token in the
+# Status's metadata; the simulator offers none (a known limit, docs/conformance.md).
 EXPIRED_MESSAGE = (
     "The provided continue parameter is too old to display a consistent list result. "
-    "You can start a new list without the continue parameter."
+    "You can start a new list without the continue parameter, or use the continue token in this response "
+    "to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent "
+    "list - objects that were created, modified, or deleted between the time the first chunk was returned "
+    "and now may show up in the list."
 )
 
 

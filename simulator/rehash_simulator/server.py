@@ -23,7 +23,7 @@ from . import discovery, render
 from .authz import Attributes, Authenticator, RBACAuthorizer, User, verb_for
 from .entry import Entry
 from .errors import ApiError
-from .faults import Delay, ExpireContinue, Faults, Mutate, Reset, Respond
+from .faults import Delay, Deny, ExpireContinue, Faults, Mutate, Reset, Respond, Throttle
 from .log import LogEntry, RequestLog
 from .resources import BY_PATH, ResourceType
 from .store import Store
@@ -84,6 +84,39 @@ class SimulatorServer(ThreadingHTTPServer):
 
 class _Reset(Exception):
     """The request's connection was reset on purpose."""
+
+
+# kube-apiserver's flow-control (and max-in-flight) rejection: plain text, not a Status (k8s.io/apiserver
+# pkg/server/filters, tooManyRequests); checked against 1.37 in tests/chaos_real/test_flow_control.py.
+THROTTLED_BODY = b"Too many requests, please try again later.\n"
+
+
+def admission_denied(path: str, deny: Deny) -> ApiError:
+    """kube-apiserver's answer when a ValidatingAdmissionPolicy denies a write of the object at `path`
+    (an object path: .../<plural>/<name>)."""
+    parts = [p for p in path.split("/") if p]
+    group = "" if parts[:1] == ["api"] else parts[1]
+    plural, name = parts[-2], parts[-1]
+    denial = (
+        f"ValidatingAdmissionPolicy '{deny.policy}' with binding '{deny.binding}' denied request: "
+        f"{deny.message}"
+    )
+    qualified = f"{plural}.{group}" if group else plural
+    reason = deny.reason or "Invalid"
+    return ApiError(
+        403 if reason == "Forbidden" else 422,
+        f'{qualified} "{name}" is forbidden: {denial}',
+        reason=reason,
+        details={"name": name, "group": group, "kind": plural, "causes": [{"message": denial}]},
+    )
+
+
+class _Throttled(Exception):
+    """The request is rejected as API Priority and Fairness rejects it."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(retry_after)
+        self.retry_after = retry_after
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -161,6 +194,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._reset()
             self._log(path, query, body, (0, 0, user, started))
             return
+        except _Throttled as exc:
+            code, payload, content_type = 429, THROTTLED_BODY, "text/plain; charset=utf-8"
+            extra = {"Retry-After": str(exc.retry_after), "X-Content-Type-Options": "nosniff"}
         except ApiError as exc:
             code, payload, content_type = exc.code, exc.body(), "application/json"
             extra = exc.headers
@@ -211,6 +247,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.store.expire_continue_tokens()
             elif isinstance(action, Reset):
                 raise _Reset
+            elif isinstance(action, Throttle):
+                raise _Throttled(action.retry_after)
+            elif isinstance(action, Deny):
+                raise admission_denied(path, action)
             elif isinstance(action, Respond):
                 headers = {"Retry-After": str(action.retry_after)} if action.retry_after is not None else {}
                 details: dict[str, Any] | None = (

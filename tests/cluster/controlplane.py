@@ -13,6 +13,7 @@ kernel's parent-death signal), and the temp dir is removed.
 from __future__ import annotations
 
 import atexit
+import base64
 import contextlib
 import ctypes
 import json
@@ -313,6 +314,8 @@ class ControlPlane:
     tokens: dict[str, str]  # static token file: user -> token (admin and TEST_USERS)
     components: list[Component] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
+    etcd_url: str = ""
+    apiserver_argv: list[str] = field(default_factory=list)
 
     # HTTP
     # -----------------------------------------------------------------------------------------------------
@@ -383,6 +386,64 @@ class ControlPlane:
         entries = parse_audit(self.audit_log.read_text().splitlines()[since:])
         return [e for e in entries if user is None or e.user == user]
 
+    # faults: kube-apiserver killed and restarted, etcd compacted (tests/chaos_real)
+    # ----------------------------------------------------------------------------------------------------
+
+    def apiserver(self) -> Component:
+        """The running (or last started) kube-apiserver component."""
+        return next(c for c in reversed(self.components) if c.name == "kube-apiserver")
+
+    def kill_apiserver(self) -> None:
+        """SIGKILL kube-apiserver only (etcd, controllers and kwok keep running); waits until it is gone."""
+        component = self.apiserver()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(component.proc.pid, signal.SIGKILL)
+        component.proc.wait(10)
+        _LIVE.discard(component.proc)
+        self.components.remove(component)
+
+    def start_apiserver(self, timeout: float = 60.0) -> None:
+        """Start kube-apiserver again with the same flags (same port, certificates, tokens, etcd and audit
+        log) and wait for /readyz; the clients that were connected reconnect on their own."""
+        if any(c.name == "kube-apiserver" for c in self.components):
+            raise ControlPlaneError("kube-apiserver is still running: kill_apiserver() first")
+        # Before etcd's successors in the list, so that stop order stays kwok ... etcd.
+        spawned: list[Component] = []
+        component = _spawn("kube-apiserver", self.apiserver_argv, self.workdir, spawned)
+        etcd_at = next(i for i, c in enumerate(self.components) if c.name == "etcd")
+        self.components.insert(etcd_at + 1, component)
+        context = self._context()
+        wait_for(
+            "kube-apiserver /readyz after a restart",
+            lambda: _get_ok(f"{self.server}/readyz", context, self.tokens["admin"]),
+            timeout,
+            [component],
+        )
+
+    def etcd(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One call to etcd's gRPC gateway (JSON over HTTP on the client URL, e.g. "kv/range")."""
+        req = urllib.request.Request(
+            f"{self.etcd_url}/v3/{method}",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            answer: dict[str, Any] = json.loads(resp.read())
+        return answer
+
+    def etcd_revision(self) -> int:
+        """etcd's current revision (the header of any range request)."""
+        answer = self.etcd("kv/range", {"key": base64.b64encode(b"/registry/").decode(), "limit": 1})
+        return int(answer["header"]["revision"])
+
+    def compact_etcd(self) -> int:
+        """Compact etcd up to its current revision (physical: the old revisions are gone when this
+        returns), as kube-apiserver's own compactor or `etcdctl compaction --physical` does; returns it."""
+        revision = self.etcd_revision()
+        self.etcd("kv/compaction", {"revision": revision, "physical": True})
+        return revision
+
 
 def _spawn(name: str, argv: list[str], workdir: Path, components: list[Component]) -> Component:
     log = workdir / f"{name}.log"
@@ -442,6 +503,7 @@ def control_plane(
     keep_workdir: bool = False,
     timeout: float = 90.0,
     kwok_stage_crds: bool = False,
+    apiserver_flags: tuple[str, ...] = (),
 ) -> Iterator[ControlPlane]:
     """Start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok with `nodes` fake Nodes.
 
@@ -451,6 +513,8 @@ def control_plane(
     With `kwok_stage_crds`, kwok reads its stages from Stage objects (kwok `--enable-crds=Stage`) instead of
     a file: the CRD and the same default stages are created first, and a test can add its own Stage at run
     time (POST to STAGES_API), e.g. to keep some pods from ever becoming Ready.
+
+    `apiserver_flags` are added to kube-apiserver's command line (e.g. a watch-cache setting).
     """
     bin_dir = binaries or binary_dir()
     if missing := missing_binaries(bin_dir):
@@ -458,7 +522,15 @@ def control_plane(
     workdir = Path(tempfile.mkdtemp(prefix="kube-rehash-cp-"))
     components: list[Component] = []
     try:
-        yield _start(bin_dir, workdir, components, nodes, timeout, kwok_stage_crds=kwok_stage_crds)
+        yield _start(
+            bin_dir,
+            workdir,
+            components,
+            nodes,
+            timeout,
+            kwok_stage_crds=kwok_stage_crds,
+            apiserver_flags=apiserver_flags,
+        )
     finally:
         for component in reversed(components):  # kwok first, etcd last
             _stop(component.proc)
@@ -490,6 +562,7 @@ def _start(
     timeout: float,
     *,
     kwok_stage_crds: bool = False,
+    apiserver_flags: tuple[str, ...] = (),
 ) -> ControlPlane:
     pki = write_pki(workdir)
     users = {
@@ -530,36 +603,34 @@ def _start(
 
     server = f"https://127.0.0.1:{api_port}"
     audit_log = workdir / "audit.log"
-    _spawn(
-        "kube-apiserver",
-        [
-            str(bin_dir / "kube-apiserver"),
-            f"--etcd-servers={etcd_url}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
-            "--endpoint-reconciler-type=none",  # loopback cannot be a Service endpoint; nothing needs one
-            f"--secure-port={api_port}",
-            f"--cert-dir={workdir / 'apiserver-certs'}",
-            f"--tls-cert-file={pki['cert']}",
-            f"--tls-private-key-file={pki['key']}",
-            f"--client-ca-file={pki['ca']}",
-            f"--token-auth-file={token_file}",
-            "--authorization-mode=Node,RBAC",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            f"--service-account-key-file={pki['sa-pub']}",
-            f"--service-account-signing-key-file={pki['sa-key']}",
-            f"--audit-policy-file={workdir / 'audit-policy.yaml'}",
-            f"--audit-log-path={audit_log}",
-            "--audit-log-mode=blocking",
-            "--allow-privileged=true",
-            "--profiling=false",
-            "--v=0",
-        ],
-        workdir,
-        components,
-    )
+    apiserver_argv = [
+        str(bin_dir / "kube-apiserver"),
+        f"--etcd-servers={etcd_url}",
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        "--endpoint-reconciler-type=none",  # loopback cannot be a Service endpoint; nothing needs one
+        f"--secure-port={api_port}",
+        f"--cert-dir={workdir / 'apiserver-certs'}",
+        f"--tls-cert-file={pki['cert']}",
+        f"--tls-private-key-file={pki['key']}",
+        f"--client-ca-file={pki['ca']}",
+        f"--token-auth-file={token_file}",
+        "--authorization-mode=Node,RBAC",
+        "--service-cluster-ip-range=10.0.0.0/24",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        f"--service-account-key-file={pki['sa-pub']}",
+        f"--service-account-signing-key-file={pki['sa-key']}",
+        f"--audit-policy-file={workdir / 'audit-policy.yaml'}",
+        f"--audit-log-path={audit_log}",
+        "--audit-log-mode=blocking",
+        "--allow-privileged=true",
+        "--profiling=false",
+        "--v=0",
+        *apiserver_flags,
+    ]
+    _spawn("kube-apiserver", apiserver_argv, workdir, components)
     cp = ControlPlane(server, pki["ca"], workdir / "kubeconfig", audit_log, workdir, tokens, components)
+    cp.etcd_url, cp.apiserver_argv = etcd_url, apiserver_argv
     context = ssl.create_default_context(cafile=str(pki["ca"]))
     wait_for(
         "kube-apiserver /readyz",

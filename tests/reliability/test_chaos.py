@@ -108,7 +108,7 @@ def add_random_faults(c: Cluster, rng: random.Random, share: float) -> None:
     faults.clear()
     faults.seed(rng.randrange(1 << 30))
     faults.respond(503, probability=share / 3)
-    faults.respond(429, retry_after=0, probability=share / 4)
+    faults.throttle(retry_after=0, probability=share / 4)
     faults.reset_connection(probability=share / 6)
     faults.delay(0.05, probability=share / 4)
     faults.expire_continue(probability=0.5)

@@ -104,3 +104,45 @@ def test_mutate_runs_before_the_request(sim: Simulator) -> None:
     reply = call(sim, "PUT", "/api/v1/namespaces/shop/configmaps/c", {**stale, "data": {"k": "mine"}})
     assert reply.status == 409
     assert sim.store.get("configmaps", "shop", "c")["data"] == {"k": "changed"}
+
+
+def test_throttle_answers_as_kube_apiservers_flow_control(sim: Simulator) -> None:
+    """Not a Status: a text/plain body and Retry-After (checked against kube-apiserver 1.37 by
+    tests/chaos_real/test_flow_control.py)."""
+    sim.faults.throttle(retry_after=2, nth=1)
+    reply = _raw_get(sim, "/api/v1/configmaps")
+    assert reply.status == 429
+    assert reply.getheader("Content-Type") == "text/plain; charset=utf-8"
+    assert reply.getheader("Retry-After") == "2"
+    assert reply.getheader("X-Content-Type-Options") == "nosniff"
+    assert reply.read() == b"Too many requests, please try again later.\n"
+    assert _raw_get(sim, "/api/v1/configmaps").status == 200
+
+
+@pytest.mark.parametrize(("reason", "code"), [(None, 422), ("Forbidden", 403)])
+def test_deny_answers_as_a_validating_admission_policy(sim: Simulator, reason: str | None, code: int) -> None:
+    """kube-apiserver's status, reason, message and details (compared with 1.37 by
+    tests/chaos_real/test_admission.py); the object is left unchanged."""
+    sim.store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}})
+    sim.store.create(configmap("app"))
+    sim.faults.deny("freeze", "freeze-binding", "frozen", reason, method="PATCH")
+    reply = call(
+        sim,
+        "PATCH",
+        "/api/v1/namespaces/shop/configmaps/app",
+        {"data": {"k": "v2"}},
+        content_type="application/merge-patch+json",
+    )
+    denial = "ValidatingAdmissionPolicy 'freeze' with binding 'freeze-binding' denied request: frozen"
+    assert reply.status == code
+    assert reply.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'configmaps "app" is forbidden: {denial}',
+        "reason": reason or "Invalid",
+        "details": {"name": "app", "group": "", "kind": "configmaps", "causes": [{"message": denial}]},
+        "code": code,
+    }
+    assert call(sim, "GET", "/api/v1/namespaces/shop/configmaps/app").json()["data"] == {"k": "v"}

@@ -6,6 +6,7 @@ import pytest
 from simhelpers import call, configmap, deployment
 
 from rehash_simulator import Simulator
+from rehash_simulator.paging import EXPIRED_MESSAGE
 
 META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 META_ONE = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
@@ -151,8 +152,7 @@ def test_expired_continue_is_410_and_fresh_list_works(sim: Simulator) -> None:
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
-        "message": "The provided continue parameter is too old to display a consistent list result. "
-        "You can start a new list without the continue parameter.",
+        "message": EXPIRED_MESSAGE,  # kube-apiserver's text (tests/chaos_real/test_compaction.py)
         "reason": "Expired",
         "code": 410,
     }
