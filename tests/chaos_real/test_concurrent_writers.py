@@ -112,6 +112,9 @@ def test_gitops_reapplies_and_scaling_during_passes_lose_nothing_restart_once_an
                     break
             else:
                 raise AssertionError(f"round {round_} did not converge in 3 passes: {result.actions()}")
+            # The controller has made this round's ReplicaSets before the next change: two template changes
+            # in quick succession would otherwise make one ReplicaSet (the controller acts on the latest).
+            cluster.wait_observed(ns)
     finally:
         for loop in loops:
             loop.stop.set()
