@@ -262,7 +262,6 @@ def target_from_records(listed: Listed) -> Target | None:
         generation=listed.generation,
         inputs=listed.inputs,
         restart_window=listed.restart_window,
-        revision=listed.revision,
         unread=True,
     )
 

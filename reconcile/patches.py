@@ -30,8 +30,6 @@ from reconcile.targets import (
     format_records,
     format_rollout,
     format_time,
-    next_revision,
-    pending_revision,
     stamp_holds,
 )
 
@@ -100,13 +98,11 @@ def build_patch(
         ops.append(template_op(target, keys.config_hash, decision.config_hash))
     ops.append(add_op(metadata_path(keys.config_hash), decision.config_hash))
     generation = generation_after(target, stamp_generation(target, observed), rollout=rollout)
-    revision = next_revision(target) if rollout and target.kind.rolls_pods else pending_revision(target)
     records = format_records(
         observed.records,
         observed.key_fingerprint,
         generation=generation,
         inputs=target.inputs,
-        revision=revision,
         facts=facts_after(target, decision.config_hash, rollout=rollout),
     )
     ops.append(add_op(metadata_path(keys.sources), records))
@@ -155,9 +151,7 @@ def rollout_state_patch(
             )
     elif book.records is not None and stamp_holds(target):
         after = generation_after(target, target.generation, rollout=False)
-        if after != book.generation or book.revision != pending_revision(target):
-            # The kind's generation follows its annotations (and the controller's revision write may have
-            # moved it since our rollout): stamp the generation this write leads to.
+        if after != book.generation:  # the kind's generation follows its annotations: keep the stamp true
             restamped = RecordsDoc(book.records, book.key_fingerprint, after, book.inputs, facts=book.facts)
     if restamped is not None:
         text = format_records(
@@ -165,7 +159,6 @@ def rollout_state_patch(
             restamped.key_fingerprint,
             generation=restamped.generation,
             inputs=restamped.inputs,
-            revision=pending_revision(target),
             facts=restamped.facts,
         )
         ops.append(add_op(metadata_path(keys.sources), text))

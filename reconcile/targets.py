@@ -153,9 +153,6 @@ class Bookkeeping:
     """`Target.inputs` at that write."""
     rollout: RolloutRecord | None = None
     """Our last rollout, while its status is watched (and after, with state `complete`)."""
-    revision: str | None = None
-    """The controller's revision annotation our rollout will make it write (`Kind.revision_annotation`):
-    while the workload carries exactly that revision one generation past `generation`, the stamp holds."""
     facts: SpecFacts | None = None
 
 
@@ -167,7 +164,6 @@ class RecordsDoc:
     key_fingerprint: str = ""
     generation: int | None = None
     inputs: str = ""
-    revision: str | None = None
     facts: SpecFacts | None = None
 
 
@@ -202,8 +198,6 @@ class Target:
     status_view: Mapping[str, Any] | None = None
     """Generation, the spec fields the rollout status rules read, and `status`: kept only while our
     recorded rollout is unfinished, so its status is judged from this read without another GET."""
-    revision: str | None = None
-    """The controller's revision annotation (`Kind.revision_annotation`), when the kind has one."""
     unread: bool = False
     """Built from the records of a listed workload (`target_from_records`), not read: its write must test
     the generation, which proves the spec is still the one the records describe."""
@@ -229,7 +223,6 @@ class Listed:
     inputs: str = ""
     owner: str | None = None
     restart_window: WindowSetting | None = None
-    revision: str | None = None
     min_interval: timedelta | None = None
     run_on_change: bool = False
     problems: tuple[str, ...] = ()
@@ -270,7 +263,6 @@ def format_records(
     *,
     generation: int | None = None,
     inputs: str = "",
-    revision: str | None = None,
     facts: SpecFacts | None = None,
 ) -> str:
     rows = [[r.kind, r.name, r.uid, r.resource_version, r.selection, r.token] for r in sorted(records)]
@@ -278,8 +270,6 @@ def format_records(
     if generation is not None:
         doc["g"] = generation
         doc["i"] = inputs
-        if revision is not None:
-            doc["r"] = revision
         if facts is not None:
             doc["f"] = facts.letters()
             doc["o"] = list(facts.optional)
@@ -307,16 +297,15 @@ def parse_records(text: Any) -> RecordsDoc | None:
         if not (isinstance(row, list) and len(row) == 6 and all(isinstance(x, str) for x in row)):
             return None
         records.append(SourceRecord(*row))
-    fingerprint, generation, inputs, revision = doc.get("k"), doc.get("g"), doc.get("i"), doc.get("r")
+    fingerprint, generation, inputs = doc.get("k"), doc.get("g"), doc.get("i")
     facts = SpecFacts.parse(doc.get("f"), doc.get("o"))
     if not (isinstance(generation, int) and not isinstance(generation, bool) and isinstance(inputs, str)):
-        generation, inputs, revision, facts = None, "", None, None
+        generation, inputs, facts = None, "", None
     return RecordsDoc(
         tuple(sorted(records)),
         fingerprint if isinstance(fingerprint, str) else "",
         generation,
         inputs,
-        revision if isinstance(revision, str) else None,
         facts,
     )
 
@@ -367,7 +356,6 @@ def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookk
         generation=parsed.generation if parsed else None,
         inputs=parsed.inputs if parsed else "",
         rollout=parse_rollout(annotations.get(keys.rollout)),
-        revision=parsed.revision if parsed else None,
         facts=parsed.facts if parsed else None,
     )
 
@@ -432,13 +420,7 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         inputs=target_inputs(discovery, kind),
         restart_window=WindowSetting(keys.restart_window, str(window)) if window is not None else None,
         status_view=status_view(obj) if watched else None,
-        revision=revision_of(annotations, kind),
     )
-
-
-def revision_of(annotations: Mapping[str, Any], kind: Kind) -> str | None:
-    value = annotations.get(kind.revision_annotation) if kind.revision_annotation else None
-    return value if isinstance(value, str) else None
 
 
 def target_inputs(discovery: Discovery, kind: Kind) -> str:
@@ -462,7 +444,6 @@ def read_listed(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         inputs=view.inputs,
         owner=view.owner,
         restart_window=view.restart_window,
-        revision=view.revision,
         min_interval=view.min_interval,
         run_on_change=view.run_on_change,
         problems=view.problems,
@@ -485,37 +466,12 @@ def records_trusted(target: Listed | Target, key_fingerprint: str) -> bool:
 
 
 def stamp_holds(target: Listed | Target) -> bool:
-    """Whether the spec is still the one the bookkeeping's generation stamp was recorded for: the same
-    generation, or exactly one more with the controller's revision annotation at the value our rollout
-    made it write (a Deployment's controller records the new ReplicaSet's revision on the Deployment,
-    and that annotation write moves the generation: our own rollout, not someone else's change)."""
+    """Whether the spec is still the one the bookkeeping's generation stamp was recorded for. (The
+    deployment controller's `deployment.kubernetes.io/revision` write after a rollout goes through the
+    status subresource and leaves the generation alone: tests/simulator/test_rollout_controller.py pins it
+    on kube-apiserver 1.37, so one more generation always means someone changed the workload.)"""
     book = target.bookkeeping
-    if book.generation is None or target.generation is None:
-        return False
-    if target.generation == book.generation:
-        return True
-    return (
-        book.revision is not None
-        and target.revision == book.revision
-        and target.generation == book.generation + 1
-    )
-
-
-def next_revision(target: Listed | Target) -> str | None:
-    """The revision annotation the kind's controller writes after our rollout (previous + 1; "1" when the
-    workload has none yet), or None for kinds without one."""
-    if target.kind.revision_annotation is None:
-        return None
-    if target.revision is None:
-        return "1"
-    return str(int(target.revision) + 1) if target.revision.isdigit() else None
-
-
-def pending_revision(target: Listed | Target) -> str | None:
-    """A revision write still expected from the controller after an earlier rollout of ours, which a new
-    stamp must keep expecting (None once the workload carries it)."""
-    book = target.bookkeeping
-    return book.revision if book.revision is not None and target.revision != book.revision else None
+    return book.generation is not None and target.generation == book.generation
 
 
 def facts_after(target: Target, config_hash: str, *, rollout: bool) -> SpecFacts:

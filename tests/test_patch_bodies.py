@@ -42,10 +42,9 @@ def decision(action: Action, previous: str | None = None, changed: tuple[str, ..
 
 
 def test_rollout_tests_both_stored_values_and_sets_template_bookkeeping_and_the_rollout_record() -> None:
-    t = target(template_hash="v1:old", bookkeeping=Bookkeeping("v1:old"), generation=4, revision="3")
+    t = target(template_hash="v1:old", bookkeeping=Bookkeeping("v1:old"), generation=4)
     ops = build_patch(t, decision(Action.ROLLOUT, "v1:old", ("configmap/app",)), OBS, now=NOW, keys=KEYS)
     record = '{"g":5,"t":"2026-11-21T12:00:00Z","c":["configmap/app"],"s":"progressing"}'
-    # "r": the revision the deployment controller writes next (its new ReplicaSet's), see stamp_holds;
     # "f"/"o": the spec facts after this write (decide.target_from_records).
     assert ops == [
         {"op": "test", "path": TPL, "value": "v1:old"},
@@ -55,7 +54,7 @@ def test_rollout_tests_both_stored_values_and_sets_template_bookkeeping_and_the_
         {
             "op": "add",
             "path": META + "sources",
-            "value": RECORDS[:-1] + ',"g":5,"i":"","r":"4","f":"hmt","o":[]}',
+            "value": RECORDS[:-1] + ',"g":5,"i":"","f":"hmt","o":[]}',
         },
         {"op": "add", "path": META + "last-rollout", "value": "2026-11-21T12:00:00Z"},
         {"op": "add", "path": META + "rollout", "value": record},

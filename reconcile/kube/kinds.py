@@ -67,10 +67,6 @@ class Kind(Resource):
     annotations_bump_generation: bool = False
     """kube-apiserver bumps `metadata.generation` on any change of the object's annotations, not only of
     its spec (Deployments: their update strategy compares annotations too, a legacy of rollbacks)."""
-    revision_annotation: str | None = None
-    """The annotation the kind's controller writes on the workload when a new template rolls out (a
-    Deployment's `deployment.kubernetes.io/revision`: its new ReplicaSet's revision, previous + 1). With
-    `annotations_bump_generation`, that write moves the generation once more after our rollout."""
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -105,7 +101,6 @@ DEPLOYMENT = Kind(
     kind="Deployment",
     paused="/spec/paused",
     annotations_bump_generation=True,
-    revision_annotation="deployment.kubernetes.io/revision",
 )
 STATEFULSET = Kind(
     "apps", "v1", "statefulsets", kind="StatefulSet", update_strategy="/spec/updateStrategy/type"

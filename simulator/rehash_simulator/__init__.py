@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 
 from .authz import Authenticator, RBACAuthorizer
+from .controllers import RolloutController
 from .errors import ApiError
 from .faults import FaultRule, Faults
 from .log import LogEntry, RequestLog
@@ -64,9 +65,11 @@ class Simulator:
         port: int = 0,
         admin_token: str | None = None,
         cert_hosts: tuple[str, ...] | None = None,
+        rollout_seconds: float | None = None,
     ) -> None:
         """`cert_hosts`: the names and IPs the serving certificate is valid for (default: the host,
-        127.0.0.1 and localhost)."""
+        127.0.0.1 and localhost). `rollout_seconds`: run a rollout controller that finishes each workload's
+        rollout that long after its template changed (controllers.py); None: rollouts never finish."""
         self.host = host
         self.port = port
         self.admin_token = admin_token or secrets.token_urlsafe(24)
@@ -83,6 +86,9 @@ class Simulator:
         self._server: SimulatorServer | None = None
         self._thread: threading.Thread | None = None
         self.store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
+        self.rollouts = (
+            RolloutController(self.store, rollout_seconds) if rollout_seconds is not None else None
+        )
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -122,10 +128,14 @@ class Simulator:
             name=f"kube-rehash-sim-{self.port}",
         )
         self._thread.start()
+        if self.rollouts is not None:
+            self.rollouts.start()
         return self
 
     def stop(self) -> None:
         """Stop serving and close the listening socket (idempotent)."""
+        if self.rollouts is not None:
+            self.rollouts.stop()
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()

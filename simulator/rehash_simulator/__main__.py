@@ -56,9 +56,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="append the request log here as JSON lines (no request bodies), flushed per request",
     )
+    parser.add_argument(
+        "--rollout-seconds",
+        type=float,
+        default=None,
+        help="run a rollout controller that finishes each rollout this long after a template change "
+        "(default: rollouts never finish)",
+    )
     args = parser.parse_args(argv)
 
-    sim = Simulator(host=args.host, port=args.port, admin_token=args.admin_token)
+    sim = Simulator(
+        host=args.host, port=args.port, admin_token=args.admin_token, rollout_seconds=args.rollout_seconds
+    )
     if args.log_file is not None:
         sim.log.write_to(args.log_file.open("a", encoding="utf-8"))
     for path in args.load:

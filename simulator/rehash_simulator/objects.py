@@ -171,8 +171,11 @@ def prepare_create(rtype: ResourceType, obj: Obj, rv: int, *, keep_status: bool)
     return obj
 
 
-def prepare_update(rtype: ResourceType, old: Obj, new: Obj, rv: int, *, keep_status: bool = False) -> Obj:
-    """Carry server-owned fields from `old` into `new` and bump generation when `spec` changed."""
+def prepare_update(
+    rtype: ResourceType, old: Obj, new: Obj, rv: int, *, keep_status: bool = False, subresource: bool = False
+) -> Obj:
+    """Carry server-owned fields from `old` into `new` and bump generation when `spec` changed (never for
+    a write through the status subresource, which a controller also uses for its own annotations)."""
     meta = new["metadata"]
     old_meta = old["metadata"]
     if meta.get("uid") not in (None, "", old_meta["uid"]):
@@ -195,7 +198,7 @@ def prepare_update(rtype: ResourceType, old: Obj, new: Obj, rv: int, *, keep_sta
         changed = new.get("spec") != old.get("spec")
         # kube-apiserver's Deployment strategy also bumps it when the annotations change.
         changed |= rtype.plural == "deployments" and meta.get("annotations") != old_meta.get("annotations")
-        meta["generation"] = generation + 1 if changed else generation
+        meta["generation"] = generation + 1 if changed and not subresource else generation
     else:
         meta.pop("generation", None)
     if rtype.plural == "namespaces":

@@ -43,7 +43,13 @@ class Store:
         self._objects: dict[str, dict[Key, Entry]] = {}
         self._sorted: dict[str, list[Key]] = {}
         self._history: dict[tuple[str, str, str], list[Entry]] = {}
+        self._observers: list[Callable[[ResourceType, Obj | None, Obj], None]] = []
         self.snapshots = Snapshots(ttl=snapshot_ttl, capacity=max_snapshots)
+
+    def observe(self, observer: Callable[[ResourceType, Obj | None, Obj], None]) -> None:
+        """Call `observer(rtype, old, new)` after every stored write, under the store's lock (a controller
+        notes what to do and acts later, as a real one acts on a watch event)."""
+        self._observers.append(observer)
 
     # -- helpers -------------------------------------------------------------------------------------
 
@@ -86,11 +92,14 @@ class Store:
         meta = obj["metadata"]
         key = self._key(rtype, meta.get("namespace"), meta["name"])
         bucket = self._objects.setdefault(rtype.plural, {})
-        if key not in bucket:
+        old = bucket.get(key)
+        if old is None:
             self._sorted.pop(rtype.plural, None)
         entry = Entry(rtype, obj)
         bucket[key] = entry
         self._history.setdefault((rtype.plural, *key), []).append(entry)
+        for observer in self._observers:
+            observer(rtype, old.obj if old is not None else None, obj)
         return entry
 
     def _resolve_names(self, rtype: ResourceType, obj: Obj, namespace: str | None) -> None:
@@ -282,10 +291,17 @@ class Store:
             return self._replace_locked(rtype, old, new, dry_run, keep_status).copy()
 
     def _replace_locked(
-        self, rtype: ResourceType, old: Entry, new: Obj, dry_run: bool, keep_status: bool
+        self,
+        rtype: ResourceType,
+        old: Entry,
+        new: Obj,
+        dry_run: bool,
+        keep_status: bool,
+        *,
+        subresource: bool = False,
     ) -> Entry:
         rv = self._rv + 1 if dry_run else self._next_rv()
-        objects.prepare_update(rtype, old.obj, new, rv, keep_status=keep_status)
+        objects.prepare_update(rtype, old.obj, new, rv, keep_status=keep_status, subresource=subresource)
         if dry_run:
             new["metadata"]["resourceVersion"] = old.obj["metadata"]["resourceVersion"]
             return Entry(rtype, new)
@@ -337,16 +353,23 @@ class Store:
         return self.patch(resource, namespace, name, dict(patch), patches.MERGE)
 
     def mutate(
-        self, resource: str | ResourceType, namespace: str | None, name: str, fn: Callable[[Obj], object]
+        self,
+        resource: str | ResourceType,
+        namespace: str | None,
+        name: str,
+        fn: Callable[[Obj], object],
+        *,
+        subresource: bool = False,
     ) -> Obj:
-        """Seeding helper: `fn` edits a copy in place; the result is stored like a PUT (status kept)."""
+        """Seeding helper: `fn` edits a copy in place; the result is stored like a PUT (status kept), or
+        like a controller's write through the status subresource (`subresource`: the generation stays)."""
         rtype = self._rtype(resource)
         with self._lock:
             old = self._entry(rtype, namespace, name)
             new = old.copy()
             fn(new)
             objects.validate(rtype, new)
-            return self._replace_locked(rtype, old, new, False, True).copy()
+            return self._replace_locked(rtype, old, new, False, True, subresource=subresource).copy()
 
     def set_status(
         self, resource: str | ResourceType, namespace: str | None, name: str, status: Mapping[str, Any]
