@@ -66,9 +66,10 @@ cluster: $(VENV)/.installed-test control-plane
 	@$(BIN)/python -m tests.cluster
 
 # Fast inner loop: the tests `unit` runs, without those that need the real control plane (marker `real`:
-# tests/real, tests/conformance, the [real] half of tests/e2e): no Go build, no control plane.
+# tests/real, tests/conformance, the [real] half of tests/e2e) or the image (marker `image`): no Go build,
+# no control plane, no podman.
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not chaos and not real"
+	$(BIN)/python -m pytest -q -m "not chaos and not real and not image"
 
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json

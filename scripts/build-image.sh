@@ -53,7 +53,7 @@ if ! fresh "$CACHE/base.stamp" "$want" "$BASE"; then
   # What a container needs neither at build nor at run time.
   rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/usr/share/doc/* \
     "$root"/usr/share/man/* "$root"/usr/share/locale/* "$root"/usr/share/info/*
-  tar -C "$root" -c . | podman import \
+  tar -C "$root" -c . | podman import --quiet \
     --change 'ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'ENV LANG=C.UTF-8' \
     --change 'CMD ["python"]' \

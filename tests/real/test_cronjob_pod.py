@@ -40,6 +40,7 @@ OVERLAYS = {
 
 @pytest.fixture(scope="module")
 def image() -> str:
+    """The built image (make image); its tests are marked `image`."""
     return built_image()
 
 
@@ -141,6 +142,7 @@ def _pass(installed: Installed, image: str, tmp: Path) -> Report:
     return _report(run)
 
 
+@pytest.mark.image
 def test_the_cronjob_pod_adopts_rolls_once_then_is_in_sync_with_its_in_cluster_credentials(
     installed: Installed, image: str, tmp_path: Path
 ) -> None:
