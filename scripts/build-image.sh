@@ -85,4 +85,4 @@ if ! fresh "$CACHE/image.stamp" "$want" "$IMAGE"; then
   fi
   echo "$want" >"$CACHE/image.stamp"
 fi
-podman run --rm --read-only --user 65532 "$IMAGE" version
+podman run --rm --read-only --read-only-tmpfs=false --network none --user 65532 "$IMAGE" version

@@ -90,8 +90,11 @@ def built_image() -> str:
 
 def _mint_token(cp: ControlPlane, namespace: str, account: str) -> str:
     """A bound token for the service account, as the kubelet requests for the projected token volume."""
-    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"}
-    request["spec"] = {"expirationSeconds": TOKEN_SECONDS}  # type: ignore[assignment]
+    request: dict[str, Any] = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "spec": {"expirationSeconds": TOKEN_SECONDS},
+    }
     answer = cp.api("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token", request)
     return str(answer["status"]["token"])
 
@@ -211,7 +214,8 @@ def run_pod(
     timeout: float = 300.0,
 ) -> PodRun:
     """Run one container of `pod` (a pod spec, e.g. a CronJob's spec.jobTemplate.spec.template.spec) from
-    `image`, as the kubelet would in `namespace` under the pod's service account (or `service_account`).
+    `image` (in place of the container's own `image`), as the kubelet would in `namespace` under the pod's
+    service account (or `service_account`), on the host network with the API server on loopback.
 
     `workdir` (created if needed) receives the files mounted into the container: the minted token lives
     there for the run only and is never printed. Returns the exit code and the container's stdout/stderr."""
