@@ -25,12 +25,14 @@ MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CACHE=.cache/image
 mkdir -p "$CACHE"
 
-# The base's inputs are this script's base section and the mirror; the image's are everything it COPYs.
+# The base's inputs are this script's base section and the mirror; the image's are the base, everything the
+# Dockerfile reads (tracked content, local changes, new files) and the rest of this script (how it builds).
 base_inputs() { { sed -n '/^# --- base/,/^# --- end base/p' "$0"; echo "$MIRROR"; } | sha256sum | cut -d' ' -f1; }
 image_inputs() {
   {
     podman image inspect --format '{{.Id}}' "$BASE"
     echo "$IMAGE"
+    sed -n '/^# --- end base/,$p' "$0"
     git ls-files -s Dockerfile .dockerignore requirements/runtime.txt setup.cfg pyproject.toml README.md reconcile
     git diff --no-ext-diff HEAD -- Dockerfile .dockerignore requirements/runtime.txt setup.cfg pyproject.toml README.md reconcile
     git ls-files --others --exclude-standard reconcile | xargs -r sha256sum
