@@ -30,7 +30,7 @@ mkdir -p "$CACHE"
 base_inputs() { { sed -n '/^# --- base/,/^# --- end base/p' "$0"; echo "$MIRROR"; } | sha256sum | cut -d' ' -f1; }
 image_inputs() {
   {
-    podman image inspect --format '{{.Id}}' "$BASE"
+    image_id "$BASE"
     echo "$IMAGE"
     sed -n '/^# --- end base/,$p' "$0"
     git ls-files -s Dockerfile .dockerignore requirements/runtime.txt setup.cfg pyproject.toml README.md reconcile
@@ -38,7 +38,16 @@ image_inputs() {
     git ls-files --others --exclude-standard reconcile | xargs -r sha256sum
   } | sha256sum | cut -d' ' -f1
 }
-fresh() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ] && podman image exists "$3"; }
+# A stamp holds the inputs' hash and the ID of the image built from them: fresh only while the tag still names
+# that image (podman's storage is shared, e.g. by several worktrees building the same tag).
+image_id() { podman image inspect --format '{{.Id}}' "$1" 2>/dev/null || true; }
+fresh() { [ -f "$1" ] && [ "$(cat "$1")" = "$2 $(image_id "$3")" ]; }
+# The image a rebuild replaced, once no tag names it any more (and nothing builds on it): not kept.
+drop_untagged() {
+  if [ -n "$1" ] && [ "$(podman image inspect --format '{{len .RepoTags}}' "$1" 2>/dev/null)" = 0 ]; then
+    podman rmi "$1" >/dev/null 2>&1 || true
+  fi
+}
 
 # --- base: Debian bookworm minbase + Python 3.11, laid out like the python image ------------------------
 want=$(base_inputs)
@@ -55,6 +64,7 @@ if ! fresh "$CACHE/base.stamp" "$want" "$BASE"; then
   # What a container needs neither at build nor at run time.
   rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/usr/share/doc/* \
     "$root"/usr/share/man/* "$root"/usr/share/locale/* "$root"/usr/share/info/*
+  old=$(image_id "$BASE")
   tar -C "$root" -c . | podman import --quiet \
     --change 'ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'ENV LANG=C.UTF-8' \
@@ -62,7 +72,8 @@ if ! fresh "$CACHE/base.stamp" "$want" "$BASE"; then
     - "$BASE" >/dev/null
   rm -rf "$root"
   trap - EXIT
-  echo "$want" >"$CACHE/base.stamp"
+  drop_untagged "$old"
+  echo "$want $(image_id "$BASE")" >"$CACHE/base.stamp"
 fi
 # --- end base -------------------------------------------------------------------------------------------
 
@@ -79,12 +90,9 @@ if ! fresh "$CACHE/image.stamp" "$want" "$IMAGE"; then
     rm -rf "$CACHE/trust" && mkdir -p "$CACHE/trust" && cp "$ca" "$CACHE/trust/ca.crt"
     trust=(--volume "$PWD/$CACHE/trust:/mnt:ro" --build-arg PIP_CERT=/mnt/ca.crt)
   fi
-  old=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
+  old=$(image_id "$IMAGE")
   podman build --quiet --network host "${trust[@]}" --build-arg "BASE=$BASE" -t "$IMAGE" -f Dockerfile . >/dev/null
-  # The image this one replaces, now untagged, is not kept (unless something else still uses it).
-  if [ -n "$old" ] && [ "$old" != "$(podman image inspect --format '{{.Id}}' "$IMAGE")" ]; then
-    podman rmi "$old" >/dev/null 2>&1 || true
-  fi
-  echo "$want" >"$CACHE/image.stamp"
+  drop_untagged "$old"
+  echo "$want $(image_id "$IMAGE")" >"$CACHE/image.stamp"
 fi
 podman run --rm --read-only --read-only-tmpfs=false --network none --user 65532 "$IMAGE" version
