@@ -16,6 +16,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from benchmarks.after_change import ROLLOUT_SECONDS, until_complete
+from benchmarks.after_change import pass_row as after_row
 from benchmarks.generate import Shape, generate, write
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
@@ -60,7 +62,7 @@ def defaults_scenario(
     referenced = list(cluster.referenced)
     del cluster.objects[:]
     result: dict[str, Any] = {"shape": asdict(shape), "referenced_sources": len(referenced)}
-    with SimulatorProcess(load, workdir) as sim:
+    with SimulatorProcess(load, workdir, rollout_seconds=ROLLOUT_SECONDS) as sim:
         kubeconfig = str(sim.kubeconfig)
         argv = [kube_rehash, "run", "-o", "json", "--kubeconfig", kubeconfig]
         result["first"] = []
@@ -84,6 +86,15 @@ def defaults_scenario(
         }
         result["changed_sources"] = len(changed)
         log(f"  defaults change: {result['change']['wall_s']:.2f}s, {result['change']['requests']} requests")
+        result["change"]["pass"] = after_row(run, run.row())
+
+        def again() -> dict[str, Any]:
+            measured = measure("kube-rehash", argv, sim)
+            return after_row(measured, measured.row())
+
+        result["after_change"] = until_complete(
+            again, pause=ROLLOUT_SECONDS + 0.5, log=log, label=" (defaults)"
+        )
     # The naive script's first pass on a fresh copy of the same cluster (its writes would disturb ours).
     with SimulatorProcess(load, workdir) as sim:
         naive_argv = [*naive, "--kubeconfig", str(sim.kubeconfig)]

@@ -48,6 +48,7 @@ class Traffic:
     other_gets: int = 0
     writes: int = 0
     errors: int = 0
+    conflicts: int = 0  # refused guarded writes: 409, or 422 from a failed JSON-patch `test`
     content_paths: list[str] = field(default_factory=list)
     by_method: dict[str, int] = field(default_factory=dict)
 
@@ -58,6 +59,8 @@ class Traffic:
         for e in entries:
             if e["status"] >= 400 and e["status"] != 404:
                 t.errors += 1
+            if e["method"] != "GET" and e["status"] in (409, 422):
+                t.conflicts += 1
             if e["method"] != "GET":
                 t.writes += 1
             elif SOURCE_OBJECT.match(e["path"]):
@@ -106,13 +109,17 @@ class Measured:
             "other_gets": t.other_gets,
             "writes": t.writes,
             "errors": t.errors,
+            "conflicts": t.conflicts,
+            "by_method": dict(sorted(t.by_method.items())),
         }
 
 
 class SimulatorProcess:
     """`python -m rehash_simulator --load FILE --log-file LOG` as a child; stop() ends it."""
 
-    def __init__(self, load: Path, workdir: Path, *, timeout: float = 600.0) -> None:
+    def __init__(
+        self, load: Path, workdir: Path, *, timeout: float = 600.0, rollout_seconds: float | None = None
+    ) -> None:
         self.workdir = workdir
         self.kubeconfig = workdir / "kubeconfig"
         self.log_path = workdir / "requests.jsonl"
@@ -132,6 +139,7 @@ class SimulatorProcess:
                 str(ready),
                 "--log-file",
                 str(self.log_path),
+                *(["--rollout-seconds", str(rollout_seconds)] if rollout_seconds is not None else []),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -33,6 +33,7 @@ from typing import Any
 
 import requests
 
+from benchmarks.after_change import ROLLOUT_SECONDS, pass_row, until_complete
 from benchmarks.generate import PLURALS, Shape, generate
 from benchmarks.harness import Measured, change_sources, measure
 from benchmarks.kubeconfig import session_for
@@ -342,7 +343,15 @@ def real_scenario(
             for (kind, ns, name), refs in cluster.references.items()
             if touched.intersection(refs)
         )
-        result["change"] = {tool: run(tool, qps0 if tool == "kube-rehash" else None) for tool in TOOLS}
+        result["change"] = {}
+        for tool in TOOLS:
+            result["change"][tool] = run(tool, qps0 if tool == "kube-rehash" else None)
+            if tool == "kube-rehash":  # before the other tools roll the same workloads again
+                result["after_change"] = passes_after_change(
+                    lambda: measure("kube-rehash", qps0, phases["kube-rehash"]),  # type: ignore[arg-type]
+                    phases["kube-rehash"],
+                    log=log,
+                )
         for tool, r in result["change"].items():
             log(f"  real change {tool}: {r['wall_s']:.2f}s, {r['requests']} requests, {r['writes']} writes")
         if defaults:
@@ -352,13 +361,41 @@ def real_scenario(
             result["defaults_settle_s"] = settle(load)
             result["defaults"] = {"first": run("kube-rehash")}
             result["defaults"]["steady"] = run("kube-rehash")
-            for label, r in result["defaults"].items():
+            # A second change (another 5% of the sources) at the shipped defaults, and the passes after it.
+            again = sorted(
+                rng.sample(cluster.referenced, max(1, round(change_fraction * len(cluster.referenced))))
+            )
+            change_sources(phases["floor"], again, f"real-defaults-{time.time_ns()}")  # type: ignore[arg-type]
+            result["defaults"]["change"] = run("kube-rehash")
+            result["defaults_after_change"] = passes_after_change(
+                lambda: measure("kube-rehash", argv["kube-rehash"], phases["kube-rehash"]),  # type: ignore[arg-type]
+                phases["kube-rehash"],
+                log=log,
+                label=" (defaults)",
+            )
+            result["defaults_after_change"]["changed_sources"] = len(again)
+            for label in ("first", "steady", "change"):
+                r = result["defaults"][label]
                 log(f"  real defaults {label}: {r['wall_s']:.1f}s, {r['requests']} requests")
     finally:
         cleanup(load, [o["metadata"]["name"] for o in namespaces])
         session.close()
     result["seconds"] = round(time.monotonic() - started_at, 1)
     return result
+
+
+def passes_after_change(
+    measure_pass: Any, phase: AuditPhase, *, log: Any = print, label: str = ""
+) -> dict[str, Any]:
+    """The passes after a change until every rollout it started is complete (benchmarks/after_change.py),
+    counted from the audit log. The workloads have no replicas: the controllers finish a rollout within
+    about a second, so a pass every `ROLLOUT_SECONDS` + 0.5 s."""
+
+    def one() -> dict[str, Any]:
+        measured = measure_pass()
+        return pass_row(measured, row(measured, phase))
+
+    return until_complete(one, pause=ROLLOUT_SECONDS + 0.5, log=log, label=f" (real{label})")
 
 
 def cleanup(load: Loader, namespaces: list[str]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.after_change import after_table
 from benchmarks.defaults import defaults_checks, defaults_table
 
 RSS_LIMIT_MB = 120.0
@@ -256,6 +257,30 @@ def real_table(real: dict[str, Any]) -> list[str]:
     return lines
 
 
+def after_sections(results: dict[str, Any]) -> list[str]:
+    """The change pass and the passes after it until every rollout completed, wherever they were run."""
+    found: list[tuple[str, dict[str, Any] | None, dict[str, Any]]] = []
+    one = results["scales"].get("1") or {}
+    if "after_change" in one:
+        found.append(("simulator 1x, qps 0", (one["change"]["kube-rehash"]).get("pass"), one["after_change"]))
+    defaults = results.get("defaults") or {}
+    if "after_change" in defaults:
+        found.append(
+            ("simulator 1x, shipped defaults", defaults["change"].get("pass"), defaults["after_change"])
+        )
+    real = results.get("real") or {}
+    server = real.get("server") or {}
+    for key, label in (("after_change", "qps 0"), ("defaults_after_change", "shipped defaults")):
+        if key in server:
+            found.append((f"real kube-apiserver {real['scale']}x, {label}", None, server[key]))
+    lines: list[str] = []
+    for label, change, after in found:
+        lines.append(f"## after a change until every rollout completed: {label}")
+        lines.extend(after_table(change, after))
+        lines.append("")
+    return lines
+
+
 def summarize(results: dict[str, Any]) -> str:
     lines = [f"command: {results['command']}", f"machine: {results['machine']}", ""]
     for factor, scale in results["scales"].items():
@@ -293,6 +318,7 @@ def summarize(results: dict[str, Any]) -> str:
         lines.append(f"## real kube-apiserver ({real['server']['server']}) vs simulator, {real['scale']}x")
         lines.extend(real_table(real))
         lines.append("")
+    lines.extend(after_sections(results))
     if trade_offs(results):
         lines.append("## ways of reading the sources (1x steady)")
         lines.extend(trade_offs(results))

@@ -128,6 +128,14 @@ def test_tiny_benchmark_structural_claims(tmp_path: Path) -> None:
     assert change["content_gets"] == result["changed_sources"] == change["configs_fetched"]
     assert change["content_gets_are_changed_sources"]
     assert change["summary"]["rollout"] >= 1
+    # The passes after the change, with the simulator's rollout controller: they converge, none refuses a
+    # guarded patch, and the first pass after every rollout completed costs what a steady pass costs.
+    after = result["after_change"]
+    assert after["converged"] and after["total_refused"] == 0
+    last = after["passes"][-1]
+    assert last["rollout_status"] == {} and last["writes"] == 0
+    assert last["requests"] == steady["requests"]
+    assert any(p["rollout_status"].get("complete") for p in after["passes"])
     report = summarize({"command": "test", "machine": {}, "scales": {"1": result}})
     met = {name: ok for name, ok, _ in checks({"scales": {"1": result}})}
     assert met["steady: zero content GETs, zero writes"]
@@ -237,6 +245,9 @@ def test_the_shipped_defaults_scenario_installs_in_one_pass_and_reads_only_chang
     assert first["exit"] == 0 and first["summary"]["adopt"] == TINY.opted_in
     assert result["steady"]["content_gets"] == 0 and result["steady"]["writes"] == 0
     assert result["change"]["content_gets_are_changed_sources"]
+    after = result["after_change"]
+    assert after["converged"] and after["total_refused"] == 0
+    assert after["passes"][-1]["requests"] == result["steady"]["requests"]
     met = {name: ok for name, ok, _ in defaults_checks(result, None)}
     # The request count against naive is a 1x target: on 8 workloads fixed costs (a list per kind) dominate.
     assert met["shipped defaults: the first install completes in one pass within the budget"]

@@ -72,3 +72,19 @@ def test_the_change_pass_patches_exactly_the_workloads_whose_sources_changed(
     assert measured["change"]["kube-rehash"]["summary"]["rollout"] == len(expected)
     assert measured["change"]["naive"]["patched"] == expected
     assert measured["change"]["floor"]["writes"] == 0
+
+
+def test_the_passes_after_a_change_converge_on_the_real_server_and_end_at_the_steady_cost(
+    measured: dict[str, Any],
+) -> None:
+    """With the real controllers (issue 19): every rollout completes and is recorded, no guarded patch of ours
+    is refused, and the first pass after all rollouts completed costs what a steady pass costs."""
+    steady = measured["steady"]["kube-rehash"]
+    for after in (measured["after_change"], measured["defaults_after_change"]):
+        assert after["converged"], after
+        assert after["total_refused"] == 0, after
+        last = after["passes"][-1]
+        assert last["rollout_status"] == {} and last["writes"] == 0, last
+        assert last["requests"] == steady["requests"], (last, steady)
+    defaults = measured["defaults"]
+    assert defaults["change"]["summary"]["rollout"] >= 1
