@@ -34,6 +34,15 @@ REVISION = "deployment.kubernetes.io/revision"
 KINDS = ("deployments", "statefulsets", "daemonsets")
 # A rollout starts this long after its template changed: a real controller reacts within milliseconds.
 REACTION = 0.05
+# A DaemonSet's status as its controller writes it for one scheduled pod (every field the API requires:
+# typed clients refuse a status without currentNumberScheduled or numberMisscheduled).
+DAEMONSET_SCHEDULED = {
+    "currentNumberScheduled": 1,
+    "desiredNumberScheduled": 1,
+    "numberMisscheduled": 0,
+    "numberReady": 1,
+    "numberAvailable": 1,
+}
 
 
 class RolloutController:
@@ -125,7 +134,7 @@ def start_rollout(obj: Obj) -> None:
         status.setdefault("readyReplicas", desired)
     else:
         generation = int(meta.get("generation", 1))
-        status.update(desiredNumberScheduled=1, updatedNumberScheduled=0, numberAvailable=1, numberReady=1)
+        status.update(DAEMONSET_SCHEDULED, updatedNumberScheduled=0)
     status["observedGeneration"] = generation
     obj["status"] = status
 
@@ -148,7 +157,7 @@ def finish_rollout(obj: Obj) -> None:
         )
         status["currentRevision"] = status.get("updateRevision", _template_id(obj))
     else:
-        status.update(desiredNumberScheduled=1, updatedNumberScheduled=1, numberAvailable=1, numberReady=1)
+        status.update(DAEMONSET_SCHEDULED, updatedNumberScheduled=1)
     obj["status"] = status
 
 
