@@ -52,7 +52,8 @@ class Parser(argparse.ArgumentParser):
     """argparse that exits 2 with a one-line message, as the contract says for usage errors."""
 
     def error(self, message: str) -> Any:
-        self.exit(EXIT_USAGE, f"kube-rehash: error: {message} (see --help)\n")
+        command = "kubectl rehash" if self.prog.startswith("kubectl rehash") else "kube-rehash"
+        self.exit(EXIT_USAGE, f"{command}: error: {message} (see --help)\n")
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
@@ -114,10 +115,14 @@ def add_pass_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog="kube-rehash", description="Roll workloads whose ConfigMaps or Secrets changed, in one pass."
-    )
+def program_name(argv0: str) -> str:
+    """`kubectl rehash` when run as the kubectl plugin (kubectl finds `kubectl-rehash` on PATH and passes it
+    the arguments after `rehash`), else `kube-rehash`: the usage and errors name the command people typed."""
+    return "kubectl rehash" if Path(argv0).name == "kubectl-rehash" else "kube-rehash"
+
+
+def build_parser(prog: str = "kube-rehash") -> argparse.ArgumentParser:
+    parser = Parser(prog=prog, description="Roll workloads whose ConfigMaps or Secrets changed, in one pass.")
     parser.add_argument("--version", action="version", version=f"kube-rehash {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = sub.add_parser("run", help="one reconcile pass (what the CronJob runs)")
@@ -162,7 +167,7 @@ def load(args: argparse.Namespace, **forced: object) -> Settings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(program_name(sys.argv[0])).parse_args(argv)
     setup_logging(getattr(args, "log_format", "text"), getattr(args, "verbosity", 0))
     try:
         return dispatch(args)
