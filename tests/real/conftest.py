@@ -46,6 +46,15 @@ def wait_until(what: str, probe: Callable[[], bool], timeout: float = 60.0) -> N
         time.sleep(0.25)
 
 
+def namespace_gone(cp: ControlPlane, name: str) -> bool:
+    return cp.request("GET", f"/api/v1/namespaces/{name}")[0] == 404
+
+
+def no_terminating_namespaces(cp: ControlPlane) -> bool:
+    items = cp.api("GET", "/api/v1/namespaces")["items"]
+    return all(ns.get("status", {}).get("phase") != "Terminating" for ns in items)
+
+
 # -- the cluster, from a test's point of view ----------------------------------------------------------------
 
 

@@ -26,10 +26,19 @@ import yaml
 
 from tests.cluster.controlplane import REPO, ControlPlane
 from tests.image.pod import PodRun, built_image, run_pod
-from tests.real.conftest import DEPLOYMENT_STEADY, Kube, configmap, pod_spec, secret, wait_until, workload
+from tests.real.conftest import (
+    DEPLOYMENT_STEADY,
+    Kube,
+    configmap,
+    namespace_gone,
+    no_terminating_namespaces,
+    pod_spec,
+    secret,
+    wait_until,
+    workload,
+)
+from tests.real.test_rbac import SA_USER, TEAMS  # TEAMS: the namespaces cronjob/namespaced grants
 
-SA_USER = "system:serviceaccount:kube-rehash:kube-rehash"
-TEAMS = ("team-a", "team-b")  # the namespaces cronjob/namespaced grants
 RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted"}
 # The overlays users apply: name -> (resources, components), relative to cronjob/.
 OVERLAYS = {
@@ -42,15 +51,6 @@ OVERLAYS = {
 def image() -> str:
     """The built image (make image); its tests are marked `image`."""
     return built_image()
-
-
-def _namespace_gone(cp: ControlPlane, name: str) -> bool:
-    return cp.request("GET", f"/api/v1/namespaces/{name}")[0] == 404
-
-
-def _no_terminating_namespaces(cp: ControlPlane) -> bool:
-    items = cp.api("GET", "/api/v1/namespaces")["items"]
-    return all(ns.get("status", {}).get("phase") != "Terminating" for ns in items)
 
 
 @dataclass
@@ -92,7 +92,7 @@ def _kustomization(tmp: Path, overlay: str) -> Path:
 def installed(request: pytest.FixtureRequest, kube: Kube, tmp_path: Path) -> Iterator[Installed]:
     cp = kube.cp
     # A cluster-wide pass sees every namespace: let the other tests' namespaces finish terminating first.
-    wait_until("other tests' namespaces to be deleted", lambda: _no_terminating_namespaces(cp), 180)
+    wait_until("other tests' namespaces to be deleted", lambda: no_terminating_namespaces(cp), 180)
     for ns, labels in (("kube-rehash", RESTRICTED), *((team, {}) for team in TEAMS)):
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": labels}}
         cp.api("POST", "/api/v1/namespaces", namespace)
@@ -109,7 +109,7 @@ def installed(request: pytest.FixtureRequest, kube: Kube, tmp_path: Path) -> Ite
         for ns in ("kube-rehash", *TEAMS):
             cp.request("DELETE", f"/api/v1/namespaces/{ns}")
         for ns in ("kube-rehash", *TEAMS):
-            wait_until(f"namespace {ns} to be deleted", functools.partial(_namespace_gone, cp, ns), 180)
+            wait_until(f"namespace {ns} to be deleted", functools.partial(namespace_gone, cp, ns), 180)
 
 
 # -- the text report the CronJob's args ask for ------------------------------------------------------------

@@ -27,6 +27,8 @@ from tests.real.conftest import (
     Result,
     configmap,
     cronjob,
+    namespace_gone,
+    no_terminating_namespaces,
     pod_spec,
     secret,
     wait_until,
@@ -36,15 +38,6 @@ from tests.real.conftest import (
 SA_USER = "system:serviceaccount:kube-rehash:kube-rehash"
 SA_GROUPS = ["system:serviceaccounts", "system:serviceaccounts:kube-rehash", "system:authenticated"]
 TEAMS = ("team-a", "team-b")
-
-
-def _namespace_gone(cp: ControlPlane, name: str) -> bool:
-    return cp.request("GET", f"/api/v1/namespaces/{name}")[0] == 404
-
-
-def _no_terminating_namespaces(cp: ControlPlane) -> bool:
-    items = cp.api("GET", "/api/v1/namespaces")["items"]
-    return all(ns.get("status", {}).get("phase") != "Terminating" for ns in items)
 
 
 @dataclass
@@ -158,7 +151,7 @@ def _apply_overlay(kube: Kube, overlay: str, tmp: Path) -> Install:
 def install(request: pytest.FixtureRequest, kube: Kube, tmp_path: Path) -> Iterator[Install]:
     cp = kube.cp
     # A cluster-wide pass sees every namespace: let the other tests' namespaces finish terminating first.
-    wait_until("other tests' namespaces to be deleted", lambda: _no_terminating_namespaces(cp), 180)
+    wait_until("other tests' namespaces to be deleted", lambda: no_terminating_namespaces(cp), 180)
     installed = _apply_overlay(kube, request.param, tmp_path)
     try:
         yield installed
@@ -169,7 +162,7 @@ def install(request: pytest.FixtureRequest, kube: Kube, tmp_path: Path) -> Itera
         for ns in ("kube-rehash", *TEAMS):
             cp.request("DELETE", f"/api/v1/namespaces/{ns}")
         for ns in ("kube-rehash", *TEAMS):
-            wait_until(f"namespace {ns} to be deleted", functools.partial(_namespace_gone, cp, ns), 180)
+            wait_until(f"namespace {ns} to be deleted", functools.partial(namespace_gone, cp, ns), 180)
 
 
 def _pass_args(rule: dict[str, Any]) -> tuple[str, ...]:

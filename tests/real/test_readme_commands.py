@@ -17,8 +17,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.cluster.controlplane import REPO, ControlPlane
-from tests.real.conftest import BIN, wait_until
-from tests.real.test_rbac import TEAMS, _namespace_gone, _no_terminating_namespaces
+from tests.real.conftest import BIN, namespace_gone, no_terminating_namespaces, wait_until
+from tests.real.test_rbac import TEAMS
 
 README = REPO / "README.md"
 NS = "kube-rehash"
@@ -86,7 +86,7 @@ class User:
 
 @pytest.fixture
 def user(control: ControlPlane) -> Iterator[User]:
-    wait_until("other tests' namespaces to be deleted", lambda: _no_terminating_namespaces(control), 180)
+    wait_until("other tests' namespaces to be deleted", lambda: no_terminating_namespaces(control), 180)
     yield User(control)
     # Whatever a failed test left behind.
     for path in (f"{RBAC}/clusterroles/kube-rehash", f"{RBAC}/clusterrolebindings/kube-rehash"):
@@ -94,7 +94,7 @@ def user(control: ControlPlane) -> Iterator[User]:
     for ns in (NS, *TEAMS):
         control.request("DELETE", f"/api/v1/namespaces/{ns}")
     for ns in (NS, *TEAMS):
-        wait_until(f"namespace {ns} to be deleted", functools.partial(_namespace_gone, control, ns), 120)
+        wait_until(f"namespace {ns} to be deleted", functools.partial(namespace_gone, control, ns), 120)
 
 
 def test_the_readme_install_section_has_both_installs_and_the_operating_commands() -> None:
@@ -149,7 +149,7 @@ def test_cluster_install_run_now_one_off_and_uninstall_as_the_readme_says(user: 
     user.types(inline_command(section, "kubectl delete namespace"))
     assert not user.exists(f"{RBAC}/clusterroles/kube-rehash")
     assert not user.exists(f"{RBAC}/clusterrolebindings/kube-rehash")
-    wait_until("namespace kube-rehash to be deleted", lambda: _namespace_gone(cp, NS), 120)
+    wait_until("namespace kube-rehash to be deleted", lambda: namespace_gone(cp, NS), 120)
 
 
 def test_namespaced_install_and_its_uninstall_as_the_readme_says(user: User) -> None:
@@ -171,4 +171,4 @@ def test_namespaced_install_and_its_uninstall_as_the_readme_says(user: User) -> 
     user.types(inline_command(section, "kubectl delete namespace"))
     for team in TEAMS:
         assert not user.exists(f"{RBAC}/namespaces/{team}/roles/kube-rehash")
-    wait_until("namespace kube-rehash to be deleted", lambda: _namespace_gone(cp, NS), 120)
+    wait_until("namespace kube-rehash to be deleted", lambda: namespace_gone(cp, NS), 120)
