@@ -88,3 +88,16 @@ def test_a_secret_change_is_named_but_its_content_appears_nowhere(cluster: Backe
     assert len(events) == 1 and "secret/creds" in events[0]["message"]
     for text in (result.stdout, result.stderr, repr(events), repr(cluster.get("deployments", "shop", "web"))):
         assert PLANTED not in text
+
+
+def test_plan_and_explain_show_the_notification_before_it_is_written(cluster: Backend) -> None:
+    seed(cluster, NOTIFY)
+    cluster.edit("configmaps", "shop", "app", {"data": {"a": "2"}})
+    cluster.clear_log()
+    planned = cluster.cli("plan", "-o", "json")
+    assert planned.code == 0, planned.stderr
+    assert planned.row("Deployment", "web")["action"] == "notify"
+    explained = cluster.cli("explain", "deployment/web", "-n", "shop")
+    assert explained.code == 0, explained.stderr
+    assert "decision:     notify: configmap/app changed; notified without a rollout" in explained.stdout
+    assert cluster.writes() == []
