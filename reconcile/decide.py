@@ -30,6 +30,8 @@ class Rules:
     hash_key: bytes | None
     now: datetime
     first_sight_rollout: bool = False
+    notify: bool = False
+    """`onChange: notify`: a change of a workload without the on-change annotation is notified, not rolled."""
     windows: RestartWindows = ALWAYS_OPEN
     """`restartWindow`: the windows of workloads without the restart-window annotation."""
     rollout_deadline: timedelta = timedelta(minutes=10)
@@ -190,6 +192,7 @@ def decide_target(target: Target, sources: NamespaceSources, rules: Rules) -> De
         observed,
         now=rules.now,
         first_sight_rollout=rules.first_sight_rollout,
+        notify=rules.notify,
         windows=rules.windows,
     )
     if target.problems:
@@ -258,6 +261,7 @@ def target_from_records(listed: Listed) -> Target | None:
         owner=listed.owner,
         min_interval=listed.min_interval,
         run_on_change=listed.run_on_change,
+        on_change=listed.on_change,
         problems=listed.problems,
         generation=listed.generation,
         inputs=listed.inputs,

@@ -18,7 +18,7 @@ from typing import Any
 
 from reconcile.health import WATCHED_KINDS
 from reconcile.kube.kinds import CRONJOB, EVENTS, JOBS
-from reconcile.plan import Action, Decision, Observed, generation_after, stamp_generation
+from reconcile.plan import WRITING_ACTIONS, Action, Decision, Observed, generation_after, stamp_generation
 from reconcile.pointer import join_pointer
 from reconcile.targets import (
     Annotations,
@@ -90,7 +90,7 @@ def build_patch(
     target: Target, decision: Decision, observed: Observed, *, now: datetime, keys: Annotations
 ) -> JsonPatch:
     """The JSON patch that carries out a writing decision (rollout, adopt or refresh)."""
-    if decision.action not in (Action.ROLLOUT, Action.ADOPT, Action.REFRESH) or decision.config_hash is None:
+    if decision.action not in WRITING_ACTIONS or decision.config_hash is None:
         raise ValueError(f"{decision.action} does not write")
     rollout = decision.action is Action.ROLLOUT
     ops = preconditions(target, keys, template=rollout or target.template_hash is not None)

@@ -29,12 +29,23 @@ class Action(StrEnum):
     ADOPT = "adopt"
     IN_SYNC = "in-sync"
     REFRESH = "refresh"
+    NOTIFY = "notify"
     DEFERRED = "deferred"
     SKIPPED = "skipped"
     FAILED = "failed"
 
 
-WRITING_ACTIONS = frozenset({Action.ROLLOUT, Action.ADOPT, Action.REFRESH})
+WRITING_ACTIONS = frozenset({Action.ROLLOUT, Action.ADOPT, Action.REFRESH, Action.NOTIFY})
+METADATA_ACTIONS = frozenset({Action.ADOPT, Action.REFRESH, Action.NOTIFY})
+"""Writes that record the hash on the workload's metadata only: no pod-template change, no restart."""
+
+
+def notifies(target: Target, notify_default: bool) -> bool:
+    """Whether a content change of `target` is notified instead of rolled: its on-change annotation,
+    else the config's `onChange`."""
+    if target.on_change is not None:
+        return target.on_change == "notify"
+    return notify_default
 
 
 class Deferral(StrEnum):
@@ -184,13 +195,22 @@ def decide(
     *,
     now: datetime,
     first_sight_rollout: bool = False,
+    notify: bool = False,
     windows: RestartWindows = ALWAYS_OPEN,
 ) -> Decision:
     """The action for one workload whose sources were all read (see `decide_early` for the rest).
 
     `windows` is the config's default restart window; a rollout of a kind that restarts pods is
-    `deferred` outside the workload's windows (adoption, refresh and CronJobs never are)."""
+    `deferred` outside the workload's windows (adoption, refresh, notification and CronJobs never are).
+    `notify` is the config's `onChange: notify` (see `notifies`)."""
     planned = _decide(target, observed, now=now, first_sight_rollout=first_sight_rollout)
+    if notifies(target, notify):
+        if planned.action is Action.ROLLOUT and planned.previous is None:
+            return replace(
+                planned, action=Action.ADOPT, reason="first sight (on-change: notify): hash recorded"
+            )
+        if planned.action is Action.ROLLOUT or planned.deferral is Deferral.MIN_INTERVAL:
+            return _notification(planned)
     if planned.action is not Action.ROLLOUT or not target.kind.rolls_pods:
         return planned
     closed = format_deferral(windows_of(target.restart_window, windows), now)
@@ -251,6 +271,13 @@ def _decide(target: Target, observed: Observed, *, now: datetime, first_sight_ro
             base, reason="content unchanged (pod template annotation absent, e.g. after a re-apply)"
         )
     return replace(base, reason="content unchanged")
+
+
+def _notification(planned: Decision) -> Decision:
+    """A change of a workload in notify mode: the hash is recorded on its metadata, nothing restarts,
+    so neither min-interval, windows nor --max-rollouts hold it back."""
+    what = ", ".join(planned.changed) + " changed" if planned.changed else "config content changed"
+    return replace(planned, action=Action.NOTIFY, reason=f"{what}; notified without a rollout", deferral=None)
 
 
 def bounded_join(items: Sequence[str], limit: int = 10) -> str:

@@ -52,6 +52,7 @@ def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rule
         hash_key,
         now,
         first_sight_rollout=settings.first_sight == "rollout",
+        notify=settings.on_change == "notify",
         windows=settings.restart_windows,
         rollout_deadline=settings.rollout_deadline,
     )

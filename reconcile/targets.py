@@ -60,6 +60,14 @@ class Annotations:
     def rollout(self) -> str:
         return f"{self.prefix}/rollout"
 
+    @property
+    def on_change(self) -> str:
+        return f"{self.prefix}/on-change"
+
+
+ON_CHANGE = ("rollout", "notify")
+"""What a content change does: restart the pods, or record the hash and tell (Event, webhook)."""
+
 
 @dataclass(frozen=True, order=True)
 class SourceRecord:
@@ -187,6 +195,8 @@ class Target:
     owner: str | None = None
     min_interval: timedelta | None = None
     run_on_change: bool = False
+    on_change: str | None = None
+    """The workload's `on-change` annotation (`rollout` or `notify`); None: the config's `onChange`."""
     problems: tuple[str, ...] = ()
     template_present: bool = True
     """False when the object has no pod template (or no parent of its annotations map) to patch."""
@@ -225,6 +235,7 @@ class Listed:
     restart_window: WindowSetting | None = None
     min_interval: timedelta | None = None
     run_on_change: bool = False
+    on_change: str | None = None
     problems: tuple[str, ...] = ()
     """Problems of what its annotations say (a malformed min-interval)."""
 
@@ -389,6 +400,10 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
             min_interval = parse_duration(str(annotations[keys.min_interval]))
         except ValueError as exc:
             problems.append(f"{keys.min_interval}: {exc}")
+    on_change = annotations.get(keys.on_change)
+    if on_change is not None and on_change not in ON_CHANGE:
+        problems.append(f"{keys.on_change}: {on_change!r} is not one of {', '.join(ON_CHANGE)}")
+        on_change = None
     generation = metadata.get("generation")
     template_hash = rolling.get(keys.config_hash) if isinstance(rolling, Mapping) else None
     template_metadata = resolve(obj, kind.template + "/metadata") if kind.template else rolling
@@ -414,6 +429,7 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         owner=controlling_owner(metadata),
         min_interval=min_interval,
         run_on_change=is_true(annotations.get(keys.run_on_change)),
+        on_change=on_change,
         problems=tuple(problems),
         template_present=isinstance(resolve(obj, holder), Mapping),
         generation=generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
@@ -446,6 +462,7 @@ def read_listed(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         restart_window=view.restart_window,
         min_interval=view.min_interval,
         run_on_change=view.run_on_change,
+        on_change=view.on_change,
         problems=view.problems,
     )
 

@@ -34,6 +34,7 @@ from reconcile.patches import (
     rollout_state_patch,
 )
 from reconcile.plan import (
+    METADATA_ACTIONS,
     WRITING_ACTIONS,
     Action,
     Decision,
@@ -174,7 +175,7 @@ class Writer:
         if row.action == Action.ROLLOUT.value and self.options.dry_run == "none":
             return replace(row, rollout_status=None)
         # Written by this pass's own patch just now (a rollout replaced the record and returned above).
-        written = decision.observed if row.action in (Action.ADOPT.value, Action.REFRESH.value) else None
+        written = decision.observed if row.action in METADATA_ACTIONS else None
         if found.status is RolloutStatus.STALLED and found.record.state == PROGRESSING:
             if self.move(subject, found, STALLED, written):
                 message = stall_message(subject, found, self.now)
@@ -227,7 +228,13 @@ class Writer:
         return self.client.patch(path, ops, patch_type=PatchType.JSON, dry_run=self.server_dry_run)
 
     def after_write(self, target: Target, decision: Decision, updated: dict[str, Any]) -> str | None:
-        """Event and run-on-change Job after a rollout; returns a problem that fails the workload."""
+        """Event and run-on-change Job after a rollout, Event after a notification; returns a problem
+        that fails the workload. Events name the changed sources by kind and name, never content."""
+        if decision.action is Action.NOTIFY:
+            log.info("notified %s: %s", target.ref, decision.reason)
+            changed = ", ".join(decision.changed) or "config"
+            self.emit(target, "ConfigChanged", f"kube-rehash notified: {changed} changed", warning=False)
+            return None
         if decision.action is not Action.ROLLOUT:
             return None
         log.info("rolled %s: %s", target.ref, decision.reason)

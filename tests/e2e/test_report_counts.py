@@ -21,7 +21,7 @@ def assert_summary_matches_rows(report: dict[str, Any]) -> None:
     summary = report["summary"]
     assert summary["workloads"] == len(rows)
     by_action = Counter(row["action"] for row in rows)
-    for action in ("rollout", "adopt", "in-sync", "refresh", "deferred", "skipped", "failed"):
+    for action in ("rollout", "adopt", "in-sync", "refresh", "notify", "deferred", "skipped", "failed"):
         assert summary[action] == by_action.get(action, 0), action
     assert sum(by_action.values()) == summary["workloads"]
 
