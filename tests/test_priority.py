@@ -10,6 +10,7 @@ from reconcile.policy.priority import HEALTH_SHARE, health_hold, write_rank
 
 def test_rollouts_and_adoptions_are_written_before_refreshes() -> None:
     assert write_rank(Action.ROLLOUT) == write_rank(Action.ADOPT) < write_rank(Action.REFRESH)
+    assert write_rank(Action.NOTIFY) == write_rank(Action.ROLLOUT)
     assert write_rank(Action.REFRESH) < write_rank(Action.IN_SYNC)
 
 

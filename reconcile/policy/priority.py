@@ -16,12 +16,12 @@ from reconcile.plan import Action
 
 # Most of the budget health checks may hold back from the pending work when both do not fit.
 HEALTH_SHARE = 0.25
-# Write ranks: lower first within a batch.
-_RANK = {Action.ROLLOUT: 0, Action.ADOPT: 0, Action.REFRESH: 1}
+# Write ranks: lower first within a batch (a notification stands for the rollout it replaces).
+_RANK = {Action.ROLLOUT: 0, Action.ADOPT: 0, Action.NOTIFY: 0, Action.REFRESH: 1}
 
 
 def write_rank(action: Action) -> int:
-    """Rollouts and adoptions first, then refreshes, then the rest (which send nothing of their own)."""
+    """Rollouts, notifications and adoptions first, then refreshes, then the rest (which send nothing)."""
     return _RANK.get(action, 2)
 
 
