@@ -2,10 +2,15 @@
 # kube-rehash image: the wheel and its hash-pinned runtime dependencies on python slim, run as 65532.
 # Neither the API simulator nor cryptography (the `kube-rehash[simulator]` extra) is installed here.
 # Build: docker build -t ghcr.io/kube-rehash/kube-rehash:0.1.0 .
-# Both stages use the same base, pinned by full version (add @sha256:<digest> when publishing).
+# Both stages use the same base, pinned by full version (add @sha256:<digest> when publishing). BASE is a
+# build argument only so that `make image` can pass a base built from Debian's packages (the same bookworm
+# and Python 3.11, with python and pip in /usr/local/bin) where no container registry is reachable.
+ARG BASE=python:3.11.17-slim-bookworm
 
 # --- stage 1: build the kube-rehash wheel with hash-pinned build tools -----------------------------
-FROM python:3.11.17-slim-bookworm AS build
+FROM ${BASE} AS build
+# Optional, build time only: a CA bundle for pip behind a TLS-intercepting proxy (make image mounts one).
+ARG PIP_CERT
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PYTHONDONTWRITEBYTECODE=1
@@ -18,7 +23,8 @@ COPY reconcile/ reconcile/
 RUN python -m pip wheel --no-cache-dir --no-deps --no-build-isolation --wheel-dir /wheels .
 
 # --- stage 2: runtime ------------------------------------------------------------------------------
-FROM python:3.11.17-slim-bookworm
+FROM ${BASE}
+ARG PIP_CERT
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PYTHONDONTWRITEBYTECODE=1 \

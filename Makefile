@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit bench chaos clean lock debian-deps
+.PHONY: demo test lint typecheck unit bench chaos clean lock debian-deps image
 
 # The setup is silent (pip --quiet, no echo): `make demo` prints only the walk-through.
 $(BIN)/python:
@@ -33,8 +33,9 @@ lint: $(VENV)/.installed-test
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy --strict reconcile simulator/rehash_simulator
 
-# Debian packages some tests run for real (a Prometheus Pushgateway).
-DEBIAN_TEST_PACKAGES := prometheus-pushgateway
+# Debian packages some tests run for real (a Prometheus Pushgateway; podman with runc to build and run the
+# image, debootstrap for its base).
+DEBIAN_TEST_PACKAGES := prometheus-pushgateway podman runc debootstrap
 
 debian-deps:
 	bash scripts/ensure-debian-packages.sh $(DEBIAN_TEST_PACKAGES)
@@ -52,14 +53,23 @@ control-plane:
 
 unit: control-plane
 
+# The image (Dockerfile) built with podman on a Debian bookworm base made with debootstrap (no registry
+# needed); localhost/kube-rehash:dev. Cached in .cache/image/: a no-op when its inputs are unchanged.
+# KUBE_REHASH_NO_PODMAN=1 skips it (and the image tests skip, except under CI=true).
+image: debian-deps
+	@bash scripts/build-image.sh
+
+unit: image
+
 # That control plane for people (kubeconfig in .cache/cluster/kubeconfig), until Ctrl-C.
 cluster: $(VENV)/.installed-test control-plane
 	@$(BIN)/python -m tests.cluster
 
 # Fast inner loop: the tests `unit` runs, without those that need the real control plane (marker `real`:
-# tests/real, tests/conformance, the [real] half of tests/e2e): no Go build, no control plane.
+# tests/real, tests/conformance, the [real] half of tests/e2e) or the image (marker `image`): no Go build,
+# no control plane, no podman.
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not chaos and not real"
+	$(BIN)/python -m pytest -q -m "not chaos and not real and not image"
 
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json

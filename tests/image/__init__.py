@@ -1,0 +1,1 @@
+"""Building and running the kube-rehash image for the tests (podman): see pod.py."""
