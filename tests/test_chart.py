@@ -4,8 +4,8 @@ Why: the chart is a second way to install the same objects as the Kustomize over
 tests render both and compare them, so the two cannot drift. They also run `helm lint --strict` over a values
 matrix and prove values.schema.json rejects bad values with a message naming the field.
 
-Without the helm binary the tests skip locally and fail under CI=true or KUBE_REHASH_REAL=1 (as the control
-plane does in tests/conftest.py): CI never skips them silently. Marker `helm`.
+Without the helm binary the `helm` fixture (tests/conftest.py) skips locally and fails under CI=true or
+KUBE_REHASH_REAL=1, as the control plane does: CI never skips them silently. Marker `helm`.
 """
 
 from __future__ import annotations
@@ -90,21 +90,6 @@ def helm_binary() -> Path:
     assert match, "tools/helm/go.mod does not require helm.sh/helm/v4"
     cache = Path(os.environ.get("HELM_CACHE", ROOT / ".cache" / "helm"))
     return cache / match.group(1) / "helm"
-
-
-def _required() -> bool:
-    return os.environ.get("CI", "").lower() == "true" or os.environ.get("KUBE_REHASH_REAL") == "1"
-
-
-@pytest.fixture(scope="session")
-def helm() -> Path:
-    binary = helm_binary()
-    if not os.access(binary, os.X_OK):
-        message = f"helm not built ({binary} missing): run `make helm`"
-        if _required():
-            pytest.fail(message + " (required: CI=true or KUBE_REHASH_REAL=1)", pytrace=False)
-        pytest.skip(message)
-    return binary
 
 
 def run_helm(helm: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
