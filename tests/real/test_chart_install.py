@@ -154,3 +154,35 @@ def test_helm_installed_cronjob_pod_adopts_rolls_once_then_is_in_sync(
     assert requests, "the pod's requests are the service account's"
     assert [f"{e.verb} {e.resource}" for e in requests if e.code == 403] == []
     assert {e.verb for e in requests if e.resource == "secrets"} == {"get"}
+
+
+def test_helm_upgrade_keeps_the_generated_hash_key(kube: Kube, helm: Path) -> None:
+    """`lookup` keeps the key across upgrades: a new key would change every stored hash and roll all."""
+    cp = kube.cp
+    kubeconfig = ["--kubeconfig", str(cp.kubeconfig)]
+    path = "/api/v1/namespaces/kube-rehash/secrets/kube-rehash-hash-key"
+    run_helm(
+        helm, "install", "kube-rehash", str(CHART), "-n", "kube-rehash", "--create-namespace", *kubeconfig
+    )
+    try:
+        before = cp.api("GET", path)["data"]["key"]  # compared, never printed
+        run_helm(
+            helm,
+            "upgrade",
+            "kube-rehash",
+            str(CHART),
+            "-n",
+            "kube-rehash",
+            "--set",
+            "config.qps=10",
+            *kubeconfig,
+        )
+        assert cp.api("GET", path)["data"]["key"] == before, "helm upgrade replaced the hash key"
+    finally:
+        run_helm(
+            helm, "uninstall", "kube-rehash", "-n", "kube-rehash", "--wait=false", *kubeconfig, check=False
+        )
+        cp.request("DELETE", "/api/v1/namespaces/kube-rehash")
+        wait_until(
+            "namespace kube-rehash to be deleted", functools.partial(_namespace_gone, cp, "kube-rehash"), 180
+        )
