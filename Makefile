@@ -53,6 +53,14 @@ control-plane:
 
 unit: control-plane
 
+# The pinned helm the chart tests use (helm.sh/helm/v4, version in tools/helm/go.mod; needs Go).
+# Cached in .cache/helm/<version>/: a no-op when already built.
+.PHONY: helm
+helm:
+	@bash scripts/build-helm.sh
+
+unit: helm
+
 # The image (Dockerfile) built with podman on a Debian bookworm base made with debootstrap (no registry
 # needed); localhost/kube-rehash:dev. Cached in .cache/image/: a no-op when its inputs are unchanged.
 # KUBE_REHASH_NO_PODMAN=1 skips it (and the image tests skip, except under CI=true).
@@ -69,7 +77,7 @@ cluster: $(VENV)/.installed-test control-plane
 # tests/real, tests/conformance, the [real] half of tests/e2e) or the image (marker `image`): no Go build,
 # no control plane, no podman.
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not chaos and not real and not image"
+	$(BIN)/python -m pytest -q -m "not chaos and not real and not image and not helm"
 
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,3 +65,18 @@ def control() -> Iterator[ControlPlane]:
     with control_plane() as cp:
         _SERVER_VERSION.update(cp.version())
         yield cp
+
+
+@pytest.fixture(scope="session")
+def helm() -> Path:
+    """The pinned helm (`make helm`; tests/test_chart.py, tests/real/test_chart_install.py). Missing, it
+    skips locally and fails under CI=true or KUBE_REHASH_REAL=1, as the control plane does."""
+    from tests.test_chart import helm_binary
+
+    binary = helm_binary()
+    if not os.access(binary, os.X_OK):
+        message = f"helm not built ({binary} missing): run `make helm`"
+        if _required():
+            pytest.fail(message + " (required: CI=true or KUBE_REHASH_REAL=1)", pytrace=False)
+        pytest.skip(message)
+    return binary

@@ -13,12 +13,14 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.cluster.controlplane import REPO, ControlPlane
 from tests.real.conftest import BIN, namespace_gone, no_terminating_namespaces, wait_until
 from tests.real.test_rbac import TEAMS
+from tests.test_chart import helm_binary
 
 README = REPO / "README.md"
 NS = "kube-rehash"
@@ -49,10 +51,25 @@ def install_blocks() -> dict[str, list[str]]:
     """{overlay: its block of commands}, keyed by the `kubectl apply -k cronjob/<overlay>` each ends with."""
     blocks = {}
     for block in sh_blocks(install_section()):
+        if block[-1].startswith("helm "):
+            continue  # helm_block()
         overlay = re.fullmatch(r"kubectl apply -k cronjob/(\w+)", block[-1])
         assert overlay, f"an Install block that does not end by applying an overlay: {block}"
         blocks[overlay[1]] = block
     return blocks
+
+
+def helm_block() -> list[str]:
+    """The one Install block that ends with `helm install`."""
+    found = [b for b in sh_blocks(install_section()) if b[-1].startswith("helm install ")]
+    assert len(found) == 1, f"expected one `helm install` block in README's Install section, found {found}"
+    return found[0]
+
+
+def inline_helm(section: str, starts: str) -> str:
+    found = [c for c in re.findall(r"`(helm [^`]+)`", section) if c.startswith(starts)]
+    assert len(found) == 1, f"expected one `{starts}...` in README's Install section, found {found}"
+    return found[0]
 
 
 class User:
@@ -62,7 +79,8 @@ class User:
         self.cp = cp
         self.env = {
             **os.environ,
-            "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            # The venv's kubectl (and kubectl-rehash), and the pinned helm (make helm).
+            "PATH": os.pathsep.join((str(BIN), str(helm_binary().parent), os.environ.get("PATH", ""))),
             "KUBECONFIG": str(cp.kubeconfig),
         }
 
@@ -172,3 +190,27 @@ def test_namespaced_install_and_its_uninstall_as_the_readme_says(user: User) -> 
     for team in TEAMS:
         assert not user.exists(f"{RBAC}/namespaces/{team}/roles/kube-rehash")
     wait_until("namespace kube-rehash to be deleted", lambda: namespace_gone(cp, NS), 120)
+
+
+def test_helm_install_and_uninstall_as_the_readme_says(user: User, helm: Path) -> None:
+    cp, section = user.cp, install_section()
+    for command in helm_block():
+        user.types(command)
+    cronjob = cp.api("GET", f"/apis/batch/v1/namespaces/{NS}/cronjobs/kube-rehash")
+    assert cronjob["spec"]["schedule"] == "*/10 * * * *"
+    assert user.exists(f"/api/v1/namespaces/{NS}/secrets/kube-rehash-hash-key")  # generated; never shown
+    assert user.exists(f"{RBAC}/clusterroles/kube-rehash")
+    assert user.exists(f"{RBAC}/clusterrolebindings/kube-rehash")
+
+    user.types(inline_helm(section, "helm uninstall"))
+    assert not user.exists(f"{RBAC}/clusterroles/kube-rehash")
+    assert not user.exists(f"/apis/batch/v1/namespaces/{NS}/cronjobs/kube-rehash")
+    user.types(inline_command(section, "kubectl delete namespace"))
+    wait_until("namespace kube-rehash to be deleted", lambda: namespace_gone(cp, NS), 120)
+
+
+def test_the_kubectl_plugin_commands_as_the_readme_says(user: User) -> None:
+    section = install_section()
+    assert user.types(inline_command(section, "kubectl rehash version")).startswith("kube-rehash ")
+    ns = "default"
+    user.types(inline_command(section, "kubectl rehash plan -n").replace("NS", ns))
