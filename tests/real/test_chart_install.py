@@ -24,12 +24,14 @@ from tests.real.conftest import (
     KUBECTL,
     Kube,
     configmap,
+    namespace_gone,
+    no_terminating_namespaces,
     pod_spec,
     secret,
     wait_until,
     workload,
 )
-from tests.real.test_cronjob_pod import TEAMS, Installed, _namespace_gone, _no_terminating_namespaces, _pass
+from tests.real.test_cronjob_pod import TEAMS, Installed, _pass
 from tests.test_chart import CHART, EXTRA_VALUES, MATRIX, run_helm
 
 pytestmark = pytest.mark.helm
@@ -74,14 +76,14 @@ def test_rendered_chart_passes_strict_server_side_validation(
         for ns in namespaces:
             control.request("DELETE", f"/api/v1/namespaces/{ns}")
         for ns in namespaces:
-            wait_until(f"namespace {ns} to be deleted", functools.partial(_namespace_gone, control, ns), 180)
+            wait_until(f"namespace {ns} to be deleted", functools.partial(namespace_gone, control, ns), 180)
 
 
 @pytest.fixture
 def helm_installed(kube: Kube, helm: Path, tmp_path: Path) -> Iterator[Installed]:
     """`helm install` of the chart, namespaced to team-a/team-b with secretsGetOnly, as the README shows."""
     cp = kube.cp
-    wait_until("other tests' namespaces to be deleted", lambda: _no_terminating_namespaces(cp), 180)
+    wait_until("other tests' namespaces to be deleted", lambda: no_terminating_namespaces(cp), 180)
     for ns in TEAMS:
         cp.api(
             "POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
@@ -112,7 +114,7 @@ def helm_installed(kube: Kube, helm: Path, tmp_path: Path) -> Iterator[Installed
         for ns in ("kube-rehash", *TEAMS):
             cp.request("DELETE", f"/api/v1/namespaces/{ns}")
         for ns in ("kube-rehash", *TEAMS):
-            wait_until(f"namespace {ns} to be deleted", functools.partial(_namespace_gone, cp, ns), 180)
+            wait_until(f"namespace {ns} to be deleted", functools.partial(namespace_gone, cp, ns), 180)
 
 
 @pytest.mark.image
@@ -184,5 +186,5 @@ def test_helm_upgrade_keeps_the_generated_hash_key(kube: Kube, helm: Path) -> No
         )
         cp.request("DELETE", "/api/v1/namespaces/kube-rehash")
         wait_until(
-            "namespace kube-rehash to be deleted", functools.partial(_namespace_gone, cp, "kube-rehash"), 180
+            "namespace kube-rehash to be deleted", functools.partial(namespace_gone, cp, "kube-rehash"), 180
         )
