@@ -20,18 +20,14 @@ import pytest
 from tests.cluster.controlplane import ControlPlane
 from tests.image.pod import built_image
 from tests.real.conftest import (
-    DEPLOYMENT_STEADY,
     KUBECTL,
     Kube,
-    configmap,
     namespace_gone,
     no_terminating_namespaces,
-    pod_spec,
-    secret,
     wait_until,
-    workload,
 )
-from tests.real.test_cronjob_pod import TEAMS, Installed, _pass
+from tests.real.test_cronjob_pod import Installed, adopt_roll_once_then_in_sync
+from tests.real.test_rbac import TEAMS
 from tests.test_chart import CHART, EXTRA_VALUES, MATRIX, run_helm
 
 pytestmark = pytest.mark.helm
@@ -122,40 +118,12 @@ def test_helm_installed_cronjob_pod_adopts_rolls_once_then_is_in_sync(
     helm_installed: Installed, tmp_path: Path
 ) -> None:
     image = built_image()
-    cp = helm_installed.cp
     # The generated hash key is in place (its value is never read here).
-    assert cp.request("GET", "/api/v1/namespaces/kube-rehash/secrets/kube-rehash-hash-key")[0] == 200
-    teams = [Kube(cp, ns, tmp_path) for ns in TEAMS]
-    for team in teams:
-        team.apply(
-            configmap("app-config", {"round": "0"}),
-            secret("app-secret", {"token": "round-0"}),
-            workload("Deployment", "app", pod_spec(("app-config",), ("app-secret",)), replicas=1),
-        )
-    for team in teams:
-        team.wait_settled("Deployment", "app")
-    mark = cp.audit_mark()
-
-    rows, counts = _pass(helm_installed, image, tmp_path)
-    assert {rows.get(("Deployment", ns, "app")) for ns in TEAMS} == {"adopt"}, rows
-    assert counts.get("failed", 0) == 0, counts
-
-    for team in teams:
-        team.apply(configmap("app-config", {"round": "1"}))
-    rows, counts = _pass(helm_installed, image, tmp_path)
-    assert {rows.get(("Deployment", ns, "app")) for ns in TEAMS} == {"rollout"}, rows
-    for team in teams:
-        team.wait_settled("Deployment", "app")
-        team.wait_observed("Deployment", "app")
-
-    rows, counts = _pass(helm_installed, image, tmp_path)
-    assert {rows.get(("Deployment", ns, "app")) for ns in TEAMS} == {"in-sync"}, rows
-    assert set(counts) - {"workloads"} <= DEPLOYMENT_STEADY, counts
-
-    requests = cp.audit(since=mark, user=SA_USER)
-    assert requests, "the pod's requests are the service account's"
-    assert [f"{e.verb} {e.resource}" for e in requests if e.code == 403] == []
-    assert {e.verb for e in requests if e.resource == "secrets"} == {"get"}
+    status, _ = helm_installed.cp.request(
+        "GET", "/api/v1/namespaces/kube-rehash/secrets/kube-rehash-hash-key"
+    )
+    assert status == 200
+    adopt_roll_once_then_in_sync(helm_installed, image, tmp_path)
 
 
 def test_helm_upgrade_keeps_the_generated_hash_key(kube: Kube, helm: Path) -> None:
