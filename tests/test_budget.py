@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reconcile.budget import GRACE, Budget
 from reconcile.errors import BudgetExhausted, Stopped
+from reconcile.pipeline.budget import GRACE, Budget
 
 
 class Clock:

@@ -6,11 +6,9 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from reconcile.kube.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
-from reconcile.patches import build_event, build_job, build_patch, job_name, rollout_state_patch
-from reconcile.plan import Action, Decision, Observed
-from reconcile.refs import Discovery
-from reconcile.targets import (
+from reconcile.model.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
+from reconcile.model.references import Discovery
+from reconcile.model.targets import (
     Annotations,
     Bookkeeping,
     RolloutRecord,
@@ -19,6 +17,8 @@ from reconcile.targets import (
     format_rollout,
     parse_rollout,
 )
+from reconcile.policy.decision import Action, Decision, Observed
+from reconcile.policy.patches import build_event, build_job, build_patch, job_name, rollout_state_patch
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 KEYS = Annotations()

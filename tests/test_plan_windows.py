@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reconcile.kube.kinds import CRONJOB, STATEFULSET
-from reconcile.plan import Action, Observed, decide, decide_early
-from reconcile.targets import Bookkeeping, Listed, Target, WindowSetting
-from reconcile.windows import ALWAYS_OPEN, WindowError, parse_windows
+from reconcile.model.kinds import CRONJOB, STATEFULSET
+from reconcile.model.targets import Bookkeeping, Listed, Target, WindowSetting
+from reconcile.model.windows import ALWAYS_OPEN, WindowError, parse_windows
+from reconcile.policy.decision import Action, Observed, decide, decide_early
 from tests.test_plan import DISC, REC_A, REC_A2, REC_A_LABEL, observed, target
 
 # Saturday 21 November 2026, 12:00 UTC.

@@ -14,12 +14,9 @@ from dataclasses import replace
 
 import pytest
 
-from reconcile.decide import target_from_records
-from reconcile.kube.kinds import DEPLOYMENT
-from reconcile.patches import build_patch, rollout_state_patch
-from reconcile.plan import Action, Decision, Observed
-from reconcile.refs import DiscoverySettings
-from reconcile.targets import (
+from reconcile.model.kinds import DEPLOYMENT
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.targets import (
     Annotations,
     Bookkeeping,
     Listed,
@@ -30,6 +27,9 @@ from reconcile.targets import (
     read_listed,
     stamp_holds,
 )
+from reconcile.policy.decide import target_from_records
+from reconcile.policy.decision import Action, Decision, Observed
+from reconcile.policy.patches import build_patch, rollout_state_patch
 from tests.test_rollout_record_stamp import RECORD
 
 KEYS = Annotations()

@@ -10,15 +10,12 @@ from typing import Any
 
 import pytest
 
-from reconcile.decide import Rules, confirm_recorded
 from reconcile.errors import RehashError
-from reconcile.hashing import SourceToken, combine
-from reconcile.kube.kinds import CRONJOB, DEPLOYMENT
-from reconcile.patches import build_patch
-from reconcile.plan import Action, Decision, Observed, decide
-from reconcile.refs import DiscoverySettings, Reference, discover
-from reconcile.sources import NamespaceSources, SourceKey, SourceMeta
-from reconcile.targets import (
+from reconcile.model.hashing import SourceToken, combine
+from reconcile.model.kinds import CRONJOB, DEPLOYMENT
+from reconcile.model.references import DiscoverySettings, Reference, discover
+from reconcile.model.sources import NamespaceSources, SourceKey, SourceMeta
+from reconcile.model.targets import (
     Annotations,
     Listed,
     SourceRecord,
@@ -28,6 +25,9 @@ from reconcile.targets import (
     read_target,
     records_trusted,
 )
+from reconcile.policy.decide import Rules, confirm_recorded
+from reconcile.policy.decision import Action, Decision, Observed, decide
+from reconcile.policy.patches import build_patch
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 SETTINGS = DiscoverySettings()

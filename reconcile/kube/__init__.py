@@ -1,1 +1,2 @@
-"""The only package that speaks HTTP to the Kubernetes API (see client.py and auth.py)."""
+"""The only package that speaks HTTP to the Kubernetes API: authentication (auth.py), the transport
+(transport.py) and the typed verbs a pass uses (client.py)."""

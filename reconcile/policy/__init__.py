@@ -1,5 +1,6 @@
-"""Pure policy of a pass: how it reads (one read strategy) and in which order it spends its budget.
+"""The pure verbs of a pass: triage (what each workload needs), the decision table, the patches it writes,
+sharding, the read strategy and the order in which a pass spends its budget.
 
-Nothing here does I/O or imports `kube/`: the stages ask, these modules answer from counts alone, so every
-rule is a unit-tested table.
+Nothing here does I/O or imports `kube/` or `pipeline/`: the stages ask, these modules answer from values,
+so every rule is a unit-tested table.
 """

@@ -21,19 +21,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from reconcile.decide import Subject
 from reconcile.errors import Conflict, Invalid, PassCut, RehashError, Stopped
-from reconcile.health import RolloutStatus
 from reconcile.kube.client import KubeClient, PatchType
-from reconcile.patches import (
-    build_event,
-    build_job,
-    build_patch,
-    events_path,
-    jobs_path,
-    rollout_state_patch,
-)
-from reconcile.plan import (
+from reconcile.model.health import RolloutStatus
+from reconcile.model.rollouts import RolloutCheck, stall_message
+from reconcile.model.targets import COMPLETE, PROGRESSING, STALLED, Annotations, Target
+from reconcile.output.report import Row
+from reconcile.policy.decide import Subject
+from reconcile.policy.decision import (
     METADATA_ACTIONS,
     WRITING_ACTIONS,
     Action,
@@ -43,10 +38,15 @@ from reconcile.plan import (
     defer_for_budget,
     defer_for_stop,
 )
+from reconcile.policy.patches import (
+    build_event,
+    build_job,
+    build_patch,
+    events_path,
+    jobs_path,
+    rollout_state_patch,
+)
 from reconcile.policy.priority import write_rank
-from reconcile.report import Row
-from reconcile.rollouts import RolloutCheck, stall_message
-from reconcile.targets import COMPLETE, PROGRESSING, STALLED, Annotations, Target
 
 log = logging.getLogger(__name__)
 MAX_REDECIDE = 3

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from reconcile.health import PROGRESS_DEADLINE_EXCEEDED, WATCHED_KINDS, RolloutStatus, rollout_status
-from reconcile.targets import Listed, RolloutRecord, Target, parse_time
+from reconcile.model.health import PROGRESS_DEADLINE_EXCEEDED, WATCHED_KINDS, RolloutStatus, rollout_status
+from reconcile.model.targets import Listed, RolloutRecord, Target, parse_time
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from reconcile.health import WATCHED_KINDS
-from reconcile.kube.kinds import CRONJOB, EVENTS, JOBS
-from reconcile.plan import WRITING_ACTIONS, Action, Decision, Observed, generation_after, stamp_generation
-from reconcile.pointer import join_pointer
-from reconcile.targets import (
+from reconcile.model.health import WATCHED_KINDS
+from reconcile.model.kinds import CRONJOB, EVENTS, JOBS
+from reconcile.model.pointer import join_pointer
+from reconcile.model.targets import (
     Annotations,
     Listed,
     RecordsDoc,
@@ -31,6 +30,14 @@ from reconcile.targets import (
     format_rollout,
     format_time,
     stamp_holds,
+)
+from reconcile.policy.decision import (
+    WRITING_ACTIONS,
+    Action,
+    Decision,
+    Observed,
+    generation_after,
+    stamp_generation,
 )
 
 JsonPatch = list[dict[str, Any]]

@@ -17,7 +17,14 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 
-from reconcile.decide import (
+from reconcile.errors import PassCut, RehashError
+from reconcile.kube.client import KubeClient
+from reconcile.model.kinds import Kind
+from reconcile.model.sources import NamespaceSources, Selection, SourceKey
+from reconcile.model.targets import Listed, Target, read_target
+from reconcile.pipeline.fetch import SourceReader
+from reconcile.pipeline.views import Census, FullViews, read_full
+from reconcile.policy.decide import (
     Rules,
     Snapshot,
     confirm_recorded,
@@ -26,15 +33,8 @@ from reconcile.decide import (
     recorded_sources,
     target_from_records,
 )
-from reconcile.errors import PassCut, RehashError
-from reconcile.fetch import SourceReader
-from reconcile.kube.client import KubeClient
-from reconcile.kube.kinds import Kind
-from reconcile.plan import decide_early
-from reconcile.sources import NamespaceSources, Selection, SourceKey
-from reconcile.targets import Listed, Target, read_target
-from reconcile.triage import Batch, Triage
-from reconcile.views import Census, FullViews, read_full
+from reconcile.policy.decision import decide_early
+from reconcile.policy.triage import Batch, Triage
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.plan import Action, Decision, Deferral
-from reconcile.targets import STALLED, Listed, Target
+from reconcile.model.targets import STALLED, Listed, Target
+from reconcile.policy.decision import Action, Decision, Deferral
 
 ACTION_ORDER = [a.value for a in Action]
 

@@ -20,12 +20,11 @@ from concurrent.futures import Executor
 from typing import Any, Literal, TypeVar
 
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
-from reconcile.hashing import source_token
 from reconcile.kube.client import KubeClient, namespace_exclusions
-from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
-from reconcile.policy.reads import FetchMode, Read, choose, choose_cluster_sources
-from reconcile.refs import DiscoverySettings
-from reconcile.sources import (
+from reconcile.model.hashing import source_token
+from reconcile.model.kinds import CONFIGMAPS, SECRETS, Resource
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.sources import (
     Hashed,
     NamespaceSources,
     Selection,
@@ -34,6 +33,7 @@ from reconcile.sources import (
     flag_keys,
     read_meta,
 )
+from reconcile.policy.reads import FetchMode, Read, choose, choose_cluster_sources
 
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
 HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"
