@@ -133,6 +133,9 @@ class PassCut(RehashError):
 
     Never a failure of the workload concerned: what was not reached is reported `deferred`."""
 
+    stops_pass = False
+    """True when the pass was asked to stop (SIGTERM), not merely out of time."""
+
 
 class BudgetExhausted(PassCut):
     """The pass's time budget (`timeout`) leaves no room for another request of this kind."""
@@ -140,3 +143,5 @@ class BudgetExhausted(PassCut):
 
 class Stopped(PassCut):
     """The pass was asked to stop (SIGTERM): in-flight requests finish, no new one starts."""
+
+    stops_pass = True

@@ -6,19 +6,20 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from reconcile.model.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
-from reconcile.model.references import Discovery
-from reconcile.model.targets import (
-    Annotations,
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import (
     Bookkeeping,
     RolloutRecord,
     SourceRecord,
-    Target,
     format_rollout,
     parse_rollout,
 )
+from reconcile.model.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
+from reconcile.model.references import Discovery
+from reconcile.model.workload import Target
 from reconcile.policy.decision import Action, Decision, Observed
 from reconcile.policy.patches import build_event, build_job, build_patch, job_name, rollout_state_patch
+from tests.workloads import make_target
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 KEYS = Annotations()
@@ -33,8 +34,7 @@ META = "/metadata/annotations/kube-rehash.io~1"
 
 
 def target(**kw: object) -> Target:
-    base = Target(DEPLOYMENT, "shop", "web", "w1", "100", DISC, None, True, True, Bookkeeping())
-    return replace(base, **kw)  # type: ignore[arg-type]
+    return make_target(**{"discovery": DISC, **kw})
 
 
 def decision(action: Action, previous: str | None = None, changed: tuple[str, ...] = ()) -> Decision:

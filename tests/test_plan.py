@@ -7,10 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reconcile.model.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
+from reconcile.model.bookkeeping import Bookkeeping, SourceRecord
+from reconcile.model.kinds import CRONJOB, STATEFULSET
 from reconcile.model.references import Discovery
-from reconcile.model.targets import Bookkeeping, SourceRecord, Target
+from reconcile.model.workload import Target, revise
 from reconcile.policy.decision import Action, Decision, Observed, apply_budget, decide, decide_early
+from tests.workloads import make_target
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 REC_A = SourceRecord("configmap", "app", "u1", "10", "*", "aaaa")
@@ -20,19 +22,7 @@ DISC = Discovery(True, False, (), frozenset(), frozenset(), (), ("kube-rehash.io
 
 
 def target(**kw: object) -> Target:
-    base = Target(
-        kind=DEPLOYMENT,
-        namespace="shop",
-        name="web",
-        uid="w1",
-        resource_version="100",
-        discovery=DISC,
-        template_hash=None,
-        annotations_map_present=True,
-        template_metadata_present=True,
-        bookkeeping=Bookkeeping(),
-    )
-    return replace(base, **kw)  # type: ignore[arg-type]
+    return make_target(**{"discovery": DISC, **kw})
 
 
 def observed(h: str = "v1:new", records: tuple[SourceRecord, ...] = (REC_A2,), **kw: object) -> Observed:
@@ -158,7 +148,7 @@ def test_rollout_reason_names_the_changed_configs_only() -> None:
     ],
 )
 def test_rollout_notes(t: Target, note: str) -> None:
-    t = replace(t, template_hash="v1:old", bookkeeping=Bookkeeping("v1:old", (REC_A,)))
+    t = revise(t, template_hash="v1:old", bookkeeping=Bookkeeping("v1:old", (REC_A,)))
     d = decide(t, observed(), now=NOW)
     assert d.action is Action.ROLLOUT
     assert note in d.reason

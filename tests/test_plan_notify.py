@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+from reconcile.model.annotations import Annotations, WindowSetting
+from reconcile.model.bookkeeping import Bookkeeping
 from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.references import DiscoverySettings
-from reconcile.model.targets import Annotations, Bookkeeping, WindowSetting, read_target
 from reconcile.model.windows import parse_windows
+from reconcile.model.workload import read_target, revise
 from reconcile.policy.decision import Action, apply_budget, decide
 from reconcile.policy.patches import build_patch
 from tests.test_plan import NOW, REC_A, REC_A2, observed, target
@@ -20,7 +22,7 @@ CLOSED = parse_windows("Sat 01:00-02:00 UTC")  # NOW is a Saturday at 12:00
 
 
 def test_a_change_of_a_workload_annotated_notify_is_notified_naming_the_changed_sources() -> None:
-    decision = decide(replace(CHANGED, on_change="notify"), observed(), now=NOW)
+    decision = decide(revise(CHANGED, on_change="notify"), observed(), now=NOW)
     assert decision.action is Action.NOTIFY
     assert decision.reason == "configmap/app changed; notified without a rollout"
     assert decision.changed == ("configmap/app",)
@@ -33,7 +35,7 @@ def test_the_config_default_notify_applies_to_workloads_without_the_annotation()
 
 
 def test_the_annotation_rollout_overrides_a_notify_default() -> None:
-    decision = decide(replace(CHANGED, on_change="rollout"), observed(), now=NOW, notify=True)
+    decision = decide(revise(CHANGED, on_change="rollout"), observed(), now=NOW, notify=True)
     assert decision.action is Action.ROLLOUT
 
 
@@ -46,10 +48,10 @@ def test_steady_and_first_sight_workloads_in_notify_mode_are_never_notified_or_r
 
 
 def test_restart_windows_and_min_interval_do_not_hold_a_notification_back() -> None:
-    windowed = replace(CHANGED, on_change="notify", restart_window=WindowSetting("w", "Sat 01:00-02:00 UTC"))
+    windowed = revise(CHANGED, on_change="notify", restart_window=WindowSetting("w", "Sat 01:00-02:00 UTC"))
     assert decide(windowed, observed(), now=NOW, windows=CLOSED).action is Action.NOTIFY
     assert decide(CHANGED, observed(), now=NOW, windows=CLOSED, notify=True).action is Action.NOTIFY
-    recent = replace(
+    recent = revise(
         CHANGED,
         on_change="notify",
         min_interval=timedelta(hours=2),
@@ -60,14 +62,14 @@ def test_restart_windows_and_min_interval_do_not_hold_a_notification_back() -> N
 
 
 def test_max_rollouts_does_not_count_or_defer_notifications() -> None:
-    notified = replace(CHANGED, on_change="notify")
-    rolled = replace(CHANGED, name="zz")
+    notified = revise(CHANGED, on_change="notify")
+    rolled = revise(CHANGED, name="zz")
     planned = [(t, decide(t, observed(), now=NOW)) for t in (notified, rolled)]
     assert [d.action for _, d in apply_budget(planned, 0)] == [Action.NOTIFY, Action.DEFERRED]
 
 
 def test_a_notification_writes_metadata_only_and_never_the_pod_template() -> None:
-    t = replace(CHANGED, on_change="notify")
+    t = revise(CHANGED, on_change="notify")
     decision = decide(t, observed(), now=NOW)
     assert decision.observed is not None
     ops = build_patch(t, decision, decision.observed, now=NOW, keys=Annotations())

@@ -7,10 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reconcile.model.annotations import WindowSetting
+from reconcile.model.bookkeeping import Bookkeeping
 from reconcile.model.kinds import CRONJOB, STATEFULSET
-from reconcile.model.targets import Bookkeeping, Listed, Target, WindowSetting
 from reconcile.model.windows import ALWAYS_OPEN, WindowError, parse_windows
-from reconcile.policy.decision import Action, Observed, decide, decide_early
+from reconcile.model.workload import Listed, Target
+from reconcile.policy.decision import Action, Observed, decide, decide_early, settle_listed
 from tests.test_plan import DISC, REC_A, REC_A2, REC_A_LABEL, observed, target
 
 # Saturday 21 November 2026, 12:00 UTC.
@@ -133,7 +135,7 @@ def test_a_malformed_annotation_is_found_from_metadata_alone() -> None:
     listed = Listed(
         STATEFULSET, "shop", "db", "u2", DISC, Bookkeeping(), restart_window=WindowSetting(KEY, MALFORMED)
     )
-    decision = decide_early(listed)
+    decision = settle_listed(listed)
     assert decision is not None and (decision.action, decision.reason) == (Action.SKIPPED, malformed_reason())
     fine = replace(listed, restart_window=WindowSetting(KEY, "Sat,Sun 00:00-00:00"))
-    assert decide_early(fine) is None and decide_early(replace(listed, restart_window=None)) is None
+    assert settle_listed(fine) is None and settle_listed(replace(listed, restart_window=None)) is None

@@ -14,19 +14,11 @@ from dataclasses import replace
 
 import pytest
 
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import Bookkeeping, SourceRecord, SpecFacts, format_records, parse_records
 from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.references import DiscoverySettings
-from reconcile.model.targets import (
-    Annotations,
-    Bookkeeping,
-    Listed,
-    SourceRecord,
-    SpecFacts,
-    format_records,
-    parse_records,
-    read_listed,
-    stamp_holds,
-)
+from reconcile.model.workload import Listed, read_listed, stamp_holds
 from reconcile.policy.decide import target_from_records
 from reconcile.policy.decision import Action, Decision, Observed
 from reconcile.policy.patches import build_patch, rollout_state_patch

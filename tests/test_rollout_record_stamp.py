@@ -8,11 +8,14 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import Bookkeeping, RolloutRecord, SourceRecord
 from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
 from reconcile.model.references import Discovery
-from reconcile.model.targets import Annotations, Bookkeeping, RolloutRecord, SourceRecord, Target
+from reconcile.model.workload import Target
 from reconcile.policy.decision import Action, Decision, Observed
 from reconcile.policy.patches import build_patch, rollout_state_patch
+from tests.workloads import make_target
 
 KEYS = Annotations()
 SOURCES = "/metadata/annotations/kube-rehash.io~1sources"
@@ -25,7 +28,7 @@ DISC = Discovery(True, False, (), frozenset(), frozenset(), (), ())
 def refreshed(kind: object = DEPLOYMENT) -> Target:
     """A workload whose spec changed since our last write (generation 5, stamp 3): a refresh."""
     book = Bookkeeping("v1:same", (REC,), generation=3, rollout=RECORD)
-    return Target(kind, "shop", "web", "w1", "100", DISC, "v1:same", True, True, book, generation=5)  # type: ignore[arg-type]
+    return make_target(kind=kind, discovery=DISC, template_hash="v1:same", bookkeeping=book, generation=5)
 
 
 def stamp(ops: list[dict[str, object]]) -> int | None:
@@ -43,16 +46,17 @@ def test_the_record_move_after_a_refresh_stamps_the_generation_of_both_writes() 
         keys=KEYS,
     )
     assert stamp(refresh) == 6  # 5, bumped by the refresh's annotation write
-    moved = rollout_state_patch(target, RECORD, "complete", KEYS, written=OBSERVED)
+    moved = rollout_state_patch(target.listed, RECORD, "complete", KEYS, written=(target, OBSERVED))
     assert stamp(moved) == 7  # and once more by the record's move
 
 
 def test_without_a_write_of_this_pass_the_move_keeps_the_stamp_rules_of_the_bookkeeping() -> None:
     target = refreshed()
-    assert not [o for o in rollout_state_patch(target, RECORD, "complete", KEYS) if o["path"] == SOURCES]
+    moved = rollout_state_patch(target.listed, RECORD, "complete", KEYS)
+    assert not [o for o in moved if o["path"] == SOURCES]
 
 
 def test_a_kind_whose_generation_ignores_annotations_needs_no_new_stamp() -> None:
     target = refreshed(STATEFULSET)
-    moved = rollout_state_patch(target, RECORD, "complete", KEYS, written=OBSERVED)
+    moved = rollout_state_patch(target.listed, RECORD, "complete", KEYS, written=(target, OBSERVED))
     assert not [o for o in moved if o["path"] == SOURCES]

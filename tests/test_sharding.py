@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconcile.policy.sharding import WorkloadKey, assign_shard, plan_shards
+from reconcile.policy.sharding import WorkloadKey, plan_shards
 
 
 def cluster(counts: dict[str, int]) -> list[WorkloadKey]:
@@ -20,7 +20,7 @@ def cluster(counts: dict[str, int]) -> list[WorkloadKey]:
 def shard_of(keys: list[WorkloadKey], count: int) -> dict[WorkloadKey, int]:
     owner: dict[WorkloadKey, int] = {}
     for index in range(count):
-        for key in assign_shard(keys, index, count):
+        for key in plan_shards(keys, count).members(index):
             assert key not in owner, f"{key} in shards {owner[key]} and {index}"
             owner[key] = index
     return owner
@@ -66,7 +66,8 @@ def test_the_split_depends_on_the_set_of_workloads_only_not_on_list_order(
     keys = cluster(counts)
     shuffled = list(keys)
     random.Random(seed).shuffle(shuffled)
-    assert all(assign_shard(keys, i, count) == assign_shard(shuffled, i, count) for i in range(count))
+    plans = plan_shards(keys, count), plan_shards(shuffled, count)
+    assert all(plans[0].members(i) == plans[1].members(i) for i in range(count))
 
 
 def test_thirty_workloads_in_one_namespace_over_three_shards_are_ten_each() -> None:
@@ -106,9 +107,9 @@ def test_one_workload_created_moves_at_most_one_other_workload_per_cut() -> None
 
 def test_no_workloads_give_empty_shards() -> None:
     assert plan_shards([], 3).sizes() == [0, 0, 0]
-    assert assign_shard([], 2, 3) == frozenset()
+    assert plan_shards([], 3).members(2) == frozenset()
 
 
 def test_an_index_out_of_range_is_rejected() -> None:
     with pytest.raises(ValueError, match=r"0\.\.3"):
-        assign_shard([("a", "apps/deployments/x")], 4, 4)
+        plan_shards([("a", "apps/deployments/x")], 4).members(4)

@@ -8,7 +8,7 @@ import pytest
 
 from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
 from reconcile.model.references import DiscoverySettings
-from reconcile.model.targets import Listed, read_listed
+from reconcile.model.workload import Listed, read_listed
 from reconcile.policy.reads import KIND_IN_FULL_MIN as FULL_LIST_MIN
 from reconcile.policy.triage import (
     BATCH_SIZE,

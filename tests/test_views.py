@@ -11,20 +11,13 @@ from typing import Any
 import pytest
 
 from reconcile.errors import RehashError
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import SourceRecord, format_records, parse_records
 from reconcile.model.hashing import SourceToken, combine
 from reconcile.model.kinds import CRONJOB, DEPLOYMENT
 from reconcile.model.references import DiscoverySettings, Reference, discover
 from reconcile.model.sources import NamespaceSources, SourceKey, SourceMeta
-from reconcile.model.targets import (
-    Annotations,
-    Listed,
-    SourceRecord,
-    format_records,
-    parse_records,
-    read_listed,
-    read_target,
-    records_trusted,
-)
+from reconcile.model.workload import Listed, read_listed, read_target, records_trusted, revise
 from reconcile.policy.decide import Rules, confirm_recorded
 from reconcile.policy.decision import Action, Decision, Observed, decide
 from reconcile.policy.patches import build_patch
@@ -199,7 +192,7 @@ def test_a_workload_is_read_in_full_when(
 
 
 def full_view(**kw: Any) -> Any:
-    return replace(read_target(deployment(), DEPLOYMENT, SETTINGS), **kw)
+    return revise(read_target(deployment(), DEPLOYMENT, SETTINGS), **kw)
 
 
 OBSERVED = Observed(HASH, tuple(sorted(RECORDS)))
@@ -213,7 +206,7 @@ def test_a_full_view_with_a_stale_stamp_refreshes_without_a_rollout() -> None:
 
 def test_incomplete_records_are_never_stamped_so_never_refreshed_for_it() -> None:
     unstamped = full_view(generation=4)
-    unstamped = replace(unstamped, bookkeeping=replace(unstamped.bookkeeping, generation=None, inputs=""))
+    unstamped = revise(unstamped, bookkeeping=replace(unstamped.bookkeeping, generation=None, inputs=""))
     assert decide(unstamped, replace(OBSERVED, complete=False), now=NOW).action is Action.IN_SYNC
 
 

@@ -19,11 +19,13 @@ from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings, Reference, source_ignored
 from reconcile.model.rollouts import check
 from reconcile.model.sources import NamespaceSources, SourceKey
-from reconcile.model.targets import Target, format_time
+from reconcile.model.times import format_time
 from reconcile.model.windows import RestartWindows, next_open
-from reconcile.pipeline.planner import open_stage, plan_targets, read_workload, rules_for
-from reconcile.policy.decide import references_of
-from reconcile.policy.decision import Action, Decision, decide_early, window_problem, windows_of
+from reconcile.model.workload import Target
+from reconcile.pipeline.planner import open_stage, read_for, read_workload, rules_for
+from reconcile.policy.classify import references_of
+from reconcile.policy.decide import decide_target
+from reconcile.policy.decision import Action, Decision, window_problem, windows_of
 
 
 @dataclass(frozen=True)
@@ -122,8 +124,8 @@ def explain_workload(
             return Explanation(
                 target, (), Decision(Action.SKIPPED, "not opted in: no kube-rehash annotation")
             )
-        sources = stage.read_sources(namespace, [target], [])
-        decision = decide_early(target) or plan_targets(stage, namespace, [target])[0][1]
+        sources = read_for(stage, namespace, [target], rules)
+        decision = decide_target(target, sources, rules)
         window = describe_window(target, rules.windows, rules.now)
         rollout = describe_rollout(target, rules.now, settings.rollout_deadline)
         states = tuple(
@@ -158,7 +160,9 @@ def describe_rollout(target: Target, now: datetime, deadline: timedelta) -> dict
     record = target.bookkeeping.rollout
     if record is None:
         return None
-    found = check(target, target.status_view, now=now, deadline=deadline) if target.status_view else None
+    found = (
+        check(target.listed, target.status_view, now=now, deadline=deadline) if target.status_view else None
+    )
     return {
         "generation": record.generation,
         "at": format_time(record.at),

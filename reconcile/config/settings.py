@@ -28,7 +28,7 @@ import yaml
 
 from reconcile.errors import ConfigError
 from reconcile.model.kinds import BUILTIN_KINDS, Kind
-from reconcile.model.targets import parse_duration
+from reconcile.model.times import parse_duration
 from reconcile.model.windows import RestartWindows, parse_windows
 
 ENV_PREFIX = "KUBE_REHASH_"

@@ -214,6 +214,16 @@ class KubeClient:
         accept = ACCEPT_METADATA if metadata_only else JSON
         return self._call("get", "GET", path, accept=accept)
 
+    def get_or_error(self, path: str, *, metadata_only: bool = False) -> dict[str, Any] | RehashError:
+        """One GET whose failure (NotFound included) is a value for the caller to settle, so one object's
+        error never stops its batch; only `PassCut`, the pass's own stop, is raised."""
+        try:
+            return self.get(path, metadata_only=metadata_only)
+        except PassCut:
+            raise
+        except RehashError as exc:
+            return exc
+
     def list_pages(
         self,
         path: str,

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from reconcile.model.bookkeeping import RolloutRecord
 from reconcile.model.health import PROGRESS_DEADLINE_EXCEEDED, WATCHED_KINDS, RolloutStatus, rollout_status
-from reconcile.model.targets import Listed, RolloutRecord, Target, parse_time
+from reconcile.model.times import parse_time
+from reconcile.model.workload import Listed
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,7 @@ class RolloutCheck:
     stalled_since: datetime | None = None
 
 
-def watched(subject: Target | Listed) -> RolloutRecord | None:
+def watched(subject: Listed) -> RolloutRecord | None:
     """The recorded rollout whose status this pass must read: ours, unfinished, of a kind with rules."""
     record = subject.bookkeeping.rollout
     if record is None or record.finished or subject.kind.kind not in WATCHED_KINDS:
@@ -35,7 +37,7 @@ def watched(subject: Target | Listed) -> RolloutRecord | None:
 
 
 def check(
-    subject: Target | Listed, obj: Mapping[str, Any], *, now: datetime, deadline: timedelta
+    subject: Listed, obj: Mapping[str, Any], *, now: datetime, deadline: timedelta
 ) -> RolloutCheck | None:
     """The status of the subject's watched rollout from `obj` (the workload, or its status view)."""
     record = watched(subject)
@@ -68,7 +70,7 @@ def stalled_since(obj: Mapping[str, Any], record: RolloutRecord, deadline: timed
     return record.at + deadline
 
 
-def stall_message(subject: Target | Listed, found: RolloutCheck, now: datetime) -> str:
+def stall_message(subject: Listed, found: RolloutCheck, now: datetime) -> str:
     """The RolloutStalled Event's message: names of the changed sources and the stall's age."""
     since = found.stalled_since or now
     changed = ", ".join(found.record.changed) or "its ConfigMaps/Secrets"

@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.model.targets import STALLED, Listed, Target
+from reconcile.model.bookkeeping import STALLED
+from reconcile.model.workload import Listed
 from reconcile.policy.decision import Action, Decision, Deferral
 
 ACTION_ORDER = [a.value for a in Action]
@@ -35,7 +36,7 @@ class Row:
     """Why a `deferred` row was left to a later pass (the metric's label; not in the JSON)."""
 
     @classmethod
-    def of(cls, target: Target | Listed, decision: Decision) -> Row:
+    def of(cls, target: Listed, decision: Decision) -> Row:
         return cls(
             kind=target.kind.kind,
             namespace=target.namespace,
@@ -101,9 +102,6 @@ class Report:
     budget_exhausted: bool = False
     """The time budget ran out: what it did not reach is deferred with the reason `pass budget`."""
     api: dict[str, Any] = field(default_factory=dict)
-
-    def add(self, row: Row) -> None:
-        self.rows.append(row)
 
     def extend(self, rows: list[Row]) -> None:
         self.rows.extend(rows)

@@ -308,16 +308,10 @@ class SourceReader:
         resource = RESOURCES[kind]
 
         def fetch(key: SourceKey) -> dict[str, Any] | RehashError | None:
-            try:
-                return self.client.get(
-                    resource.object_path(result.namespace, key.name), metadata_only=not content
-                )
-            except NotFound:
-                return None
-            except PassCut:
-                raise
-            except RehashError as exc:
-                return exc
+            got = self.client.get_or_error(
+                resource.object_path(result.namespace, key.name), metadata_only=not content
+            )
+            return None if isinstance(got, NotFound) else got
 
         done, cut = gather(self.executor, fetch, keys)
         result.cut |= cut

@@ -23,7 +23,7 @@ from reconcile.errors import NotFound, PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings, opt_in_keys
-from reconcile.model.targets import Listed, read_listed
+from reconcile.model.workload import Listed, read_listed
 from reconcile.output.report import Row
 from reconcile.policy.decision import Deferral
 from reconcile.policy.sharding import WorkloadKey, plan_shards

@@ -25,19 +25,21 @@ from typing import Any
 from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient, namespace_exclusions
+from reconcile.model.annotations import Annotations
 from reconcile.model.rollouts import watched
-from reconcile.model.targets import Annotations, Listed, status_view
+from reconcile.model.workload import Listed, status_view
 from reconcile.output.report import Report, Row
 from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.listing import covers_whole_cluster, list_targets
-from reconcile.pipeline.planner import open_stage, redecide, rules_for
+from reconcile.pipeline.planner import open_stage, plan_batch, redecide, rules_for
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
 from reconcile.pipeline.views import read_objects
 from reconcile.pipeline.write import WriteOptions, Writer
-from reconcile.policy.decide import Subject, decide_batch, with_rollout
+from reconcile.policy.decide import Planned, with_rollout
 from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
 from reconcile.policy.priority import health_hold
 from reconcile.policy.reads import REQUESTS_PER_FULL_READ, request_seconds, requests_to_read
+from reconcile.policy.rules import Rules
 from reconcile.policy.triage import (
     Batch,
     Triage,
@@ -67,13 +69,9 @@ def run_pass(
 
     `budget` must be the one the client's gate asks, so that listing, reading and writing share it."""
     budget = budget or Budget(settings.timeout)
+    rules = rules_for(settings, hash_key, now())
     with ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="rehash") as executor:
-        walk = PassWalk(
-            settings,
-            client,
-            open_stage(settings, client, executor, rules_for(settings, hash_key, now())),
-            budget,
-        )
+        walk = PassWalk(settings, client, open_stage(settings, client, executor, rules), rules, budget)
         walk.run(epoch(), progress)
     report = walk.report
     report.contents_fetched = walk.stage.reader.contents_fetched
@@ -85,10 +83,13 @@ def run_pass(
 class PassWalk:
     """The batches of one pass, walked in order under the budget."""
 
-    def __init__(self, settings: Settings, client: KubeClient, stage: ReadStage, budget: Budget) -> None:
+    def __init__(
+        self, settings: Settings, client: KubeClient, stage: ReadStage, rules: Rules, budget: Budget
+    ) -> None:
         self.settings = settings
         self.client = client
         self.stage = stage
+        self.rules = rules
         self.budget = budget
         self.report = Report(dry_run=settings.dry_run != "none")
         options = WriteOptions(settings.dry_run, settings.events, settings.max_rollouts, settings.concurrency)
@@ -96,16 +97,16 @@ class PassWalk:
             client,
             options,
             keys=Annotations(settings.prefix),
-            now=stage.rules.now,
-            redecide=lambda target: redecide(stage, target),
+            now=rules.now,
+            redecide=lambda target: redecide(stage, target, rules),
         )
 
     def run(self, epoch: float, progress: Callable[[int, int], None] | None) -> None:
-        listing = list_targets(self.settings, self.client, self.stage.rules.discovery)
+        listing = list_targets(self.settings, self.client, self.rules.discovery)
         listed = listing.workloads
         self.stage.census = listing.census
         self.report.extend(listing.failures)
-        triage = triage_listed(listed, self.stage.rules.fingerprint)
+        triage = triage_listed(listed, self.rules.fingerprint)
         self.hold_for_health(listed, triage)
         self.prepare(listed, triage)
         batches = plan_batches(listed)
@@ -142,7 +143,12 @@ class PassWalk:
                     scopes, selector = sorted({w.namespace for w in listed}), None
                 self.stage.prefetched.update(
                     prefetch_kinds(
-                        self.client, kinds, unseen, self.stage.rules, scopes=scopes, field_selector=selector
+                        self.client,
+                        kinds,
+                        unseen,
+                        self.rules.discovery,
+                        scopes=scopes,
+                        field_selector=selector,
                     )
                 )
             if covers_whole_cluster(self.settings):
@@ -187,29 +193,24 @@ class PassWalk:
         """One batch's pending work: read, decide, write; its rows go to the report, and what its watched
         rollouts need (a status read, a record update) is returned for `check_rollouts`."""
         base = len(self.report.rows)
-        decisions: list[tuple[Subject, Decision]]
+        planned: list[Planned]
         if not self.budget.may_read():
             self.budget.exhausted |= not self.budget.stop.is_set()
-            decisions = [(w, self.unreached(w, triage)) for w in batch.workloads]
-            self.report.extend([Row.of(w, d) for w, d in decisions])
+            planned = [Planned(w, self.unreached(w, triage)) for w in batch.workloads]
+            self.report.extend([Row.of(p.listed, p.decision) for p in planned])
         else:
-            snapshot, _cut = self.stage.read_batch(batch, triage)
-            decisions = decide_batch(batch.workloads, triage.settled, snapshot, self.stage.rules)
+            planned = plan_batch(self.stage, batch, triage, self.rules)
             if self.budget.stop.is_set():
-                decisions = [(s, self.stopped(d)) for s, d in decisions]
-            self.report.extend(self.writer.write_batch(decisions))
-        return [
-            Watch(subject, decision, base + i)
-            for i, (subject, decision) in enumerate(decisions)
-            if needs_watch(subject, decision)
-        ]
+                planned = [replace(p, decision=self.stopped(p.decision)) for p in planned]
+            self.report.extend(self.writer.write_batch(planned))
+        return [Watch(item, base + i) for i, item in enumerate(planned) if needs_watch(item)]
 
     def check_rollouts(self, watches: Sequence[Watch]) -> None:
         """After the pending work: read the status of watched rollouts nobody read in full this pass,
         oldest rollout first, as the budget allows (one list per namespace and kind where that is
         cheaper), then move the records of finished or stalled ones. A rollout left unchecked keeps its
         recorded state in the report, without a request."""
-        unread = [w.subject for w in sorted(watches, key=lambda w: w.record_at) if w.decision.rollout is None]
+        unread = [w.listed for w in sorted(watches, key=lambda w: w.record_at) if w.decision.rollout is None]
         objects: dict[str, Any] = {}
         if unread and self.budget.may_read():
             try:
@@ -219,19 +220,21 @@ class PassWalk:
         checked: list[tuple[Watch, Decision]] = []
         for watch in watches:
             decision = watch.decision
-            got = objects.get(watch.subject.uid)
-            if decision.rollout is None and isinstance(got, Mapping) and same_uid(got, watch.subject):
-                decision = with_rollout(watch.subject, decision, status_view(got), self.stage.rules)
+            got = objects.get(watch.listed.uid)
+            if decision.rollout is None and isinstance(got, Mapping) and same_uid(got, watch.listed):
+                decision = with_rollout(watch.listed, decision, status_view(got), self.rules)
             elif isinstance(got, RehashError):
-                log.warning("reading the rollout status of %s failed: %s", watch.subject.ref, got)
+                log.warning("reading the rollout status of %s failed: %s", watch.listed.ref, got)
             if decision.rollout is None:  # not checked this pass: as recorded, without a request
-                record = watched(watch.subject)
+                record = watched(watch.listed)
                 row = self.report.rows[watch.row]
                 if record is not None:
                     self.report.rows[watch.row] = replace(row, rollout_status=record.state)
                 continue
             checked.append((watch, decision))
-        rows = self.writer.track_all([(w.subject, d, self.with_status(w.row, d)) for w, d in checked])
+        rows = self.writer.track_all(
+            [(replace(w.planned, decision=d), self.with_status(w.row, d)) for w, d in checked]
+        )
         for (watch, _), row in zip(checked, rows, strict=True):
             self.report.rows[watch.row] = row
 
@@ -261,27 +264,35 @@ class Watch:
     """A watched rollout of one workload, as its batch left it: the decision (with the rollout's status
     when the workload was read in full) and where its row is in the report."""
 
-    subject: Subject
-    decision: Decision
+    planned: Planned
     row: int
 
     @property
+    def listed(self) -> Listed:
+        return self.planned.listed
+
+    @property
+    def decision(self) -> Decision:
+        return self.planned.decision
+
+    @property
     def record_at(self) -> datetime:
-        record = self.subject.bookkeeping.rollout
+        record = self.listed.bookkeeping.rollout
         return record.at if record is not None else datetime.max.replace(tzinfo=UTC)
 
 
-def needs_watch(subject: Subject, decision: Decision) -> bool:
+def needs_watch(item: Planned) -> bool:
     """Whether the health checks have something to do for this workload: a status judged from its full
     view (its record may move), or an unfinished rollout of ours whose status no read of the pass gave
     (a listed workload, or one decided from its records)."""
+    decision = item.decision
     if decision.rollout is not None:
         return True
-    if watched(subject) is None:
+    if watched(item.listed) is None:
         return False
     return decision.action not in (Action.FAILED, Action.ROLLOUT, Action.SKIPPED)
 
 
-def same_uid(obj: Mapping[str, Any], subject: Subject) -> bool:
+def same_uid(obj: Mapping[str, Any], subject: Listed) -> bool:
     metadata = obj.get("metadata")
     return isinstance(metadata, Mapping) and str(metadata.get("uid", "")) == subject.uid

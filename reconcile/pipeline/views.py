@@ -18,7 +18,7 @@ from typing import Any
 from reconcile.errors import NotFound, PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.model.references import DiscoverySettings
-from reconcile.model.targets import Listed, Target, read_target
+from reconcile.model.workload import Listed, Target, read_target
 from reconcile.pipeline.fetch import gather
 from reconcile.policy.reads import Read, choose
 
@@ -67,16 +67,16 @@ class FullViews:
 
 
 def read_objects(
-    client: KubeClient, executor: Executor, listed: Iterable[Listed | Target], census: Census
+    client: KubeClient, executor: Executor, listed: Iterable[Listed], census: Census
 ) -> tuple[dict[str, Any], bool]:
     """The whole objects of these workloads by uid (a RehashError where one could not be read, None where
     it is gone), and whether the budget cut the reads short: per namespace and kind, one list or a GET
     each, as the read strategy says."""
-    groups: dict[tuple[str, str], list[Listed | Target]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Listed]] = defaultdict(list)
     for workload in listed:
         groups[(workload.namespace, workload.kind.plural)].append(workload)
     objects: dict[str, Any] = {}
-    one_by_one: list[Listed | Target] = []
+    one_by_one: list[Listed] = []
     for (namespace, plural), group in groups.items():
         choice = choose(Read.WORKLOADS, len(group), census.get((namespace, plural)))
         log.info("%s %s of %s: %s (%s)", Read.WORKLOADS, plural, namespace, choice.way, choice.why)
@@ -88,13 +88,9 @@ def read_objects(
         else:
             one_by_one.extend(group)
 
-    def get_one(workload: Listed | Target) -> dict[str, Any] | RehashError:
-        try:
-            return client.get(workload.kind.object_path(workload.namespace, workload.name))
-        except PassCut:
-            raise
-        except RehashError as exc:  # NotFound included: `settle` tells deleted from failed
-            return exc
+    def get_one(workload: Listed) -> dict[str, Any] | RehashError:
+        # NotFound included: `settle` tells deleted from failed.
+        return client.get_or_error(workload.kind.object_path(workload.namespace, workload.name))
 
     done, cut = gather(executor, get_one, one_by_one)
     objects.update((w.uid, got) for w, got in done)
@@ -118,7 +114,7 @@ def read_full(
     return out
 
 
-def list_group(client: KubeClient, group: list[Listed | Target]) -> dict[str, Any]:
+def list_group(client: KubeClient, group: list[Listed]) -> dict[str, Any]:
     """One namespaced list for many workloads of one kind; a failed list fails each of them."""
     first = group[0]
     wanted = {w.uid for w in group}

@@ -21,13 +21,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from reconcile.errors import Conflict, Invalid, PassCut, RehashError, Stopped
+from reconcile.errors import Conflict, Invalid, PassCut, RehashError
 from reconcile.kube.client import KubeClient, PatchType
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import COMPLETE, PROGRESSING, STALLED
 from reconcile.model.health import RolloutStatus
 from reconcile.model.rollouts import RolloutCheck, stall_message
-from reconcile.model.targets import COMPLETE, PROGRESSING, STALLED, Annotations, Target
+from reconcile.model.workload import Listed, Target
 from reconcile.output.report import Row
-from reconcile.policy.decide import Subject
+from reconcile.policy.decide import Planned
 from reconcile.policy.decision import (
     METADATA_ACTIONS,
     WRITING_ACTIONS,
@@ -86,22 +88,22 @@ class Writer:
         self._lock = threading.Lock()
         self.event_failures: dict[str, str] = {}
 
-    def write_batch(self, planned: Sequence[tuple[Subject, Decision]]) -> list[Row]:
+    def write_batch(self, planned: Sequence[Planned]) -> list[Row]:
         """Write one batch's decisions (rollouts past --max-rollouts deferred) and return its rows, in
         order. Rollouts and adoptions are sent first, then refreshes (policy.priority); rollout records
         are the pass's last work (`track_all`)."""
         planned = self.limit_rollouts(planned)
-        if not any(self.may_write(subject, decision) for subject, decision in planned):
-            return [self.write_one(*item) for item in planned]  # a steady batch: no thread pool to start
-        order = sorted(range(len(planned)), key=lambda i: write_rank(planned[i][1].action))
+        if not any(self.may_write(item) for item in planned):
+            return [self.write_one(item) for item in planned]  # a steady batch: no thread pool to start
+        order = sorted(range(len(planned)), key=lambda i: write_rank(planned[i].decision.action))
         rows: list[Row | None] = [None] * len(planned)
         workers = max(1, self.options.concurrency)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rehash-write") as pool:
-            for index, row in zip(order, pool.map(lambda i: self.write_one(*planned[i]), order), strict=True):
+            for index, row in zip(order, pool.map(lambda i: self.write_one(planned[i]), order), strict=True):
                 rows[index] = row
         return [row for row in rows if row is not None]
 
-    def track_all(self, items: Sequence[tuple[Subject, Decision, Row]]) -> list[Row]:
+    def track_all(self, items: Sequence[tuple[Planned, Row]]) -> list[Row]:
         """`track` each checked rollout (record updates and stall Events), in parallel; rows in order."""
         if self.client_dry_run or not items:
             return [self.track(*item) for item in items]
@@ -109,21 +111,21 @@ class Writer:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rehash-track") as pool:
             return list(pool.map(lambda item: self.track(*item), items))
 
-    def may_write(self, subject: Subject, decision: Decision) -> bool:
-        """Whether writing this decision may send a patch."""
+    def may_write(self, item: Planned) -> bool:
+        """Whether writing this decision may send a patch: only a workload with a full view has one."""
         if self.client_dry_run:
             return False
-        return decision.action in WRITING_ACTIONS and isinstance(subject, Target)
+        return item.decision.action in WRITING_ACTIONS and item.full is not None
 
-    def limit_rollouts(self, planned: Sequence[tuple[Subject, Decision]]) -> list[tuple[Subject, Decision]]:
+    def limit_rollouts(self, planned: Sequence[Planned]) -> list[Planned]:
         limit = self.options.max_rollouts
         if limit is None:
             return list(planned)
-        full = [(i, s, d) for i, (s, d) in enumerate(planned) if isinstance(s, Target)]
-        limited = apply_budget([(s, d) for _, s, d in full], max(0, limit - self.rollouts), limit=limit)
+        full = [(i, item.full, item.decision) for i, item in enumerate(planned) if item.full is not None]
+        limited = apply_budget([(t, d) for _, t, d in full], max(0, limit - self.rollouts), limit=limit)
         out = list(planned)
         for (index, _, _), (target, decision) in zip(full, limited, strict=True):
-            out[index] = (target, decision)
+            out[index] = replace(out[index], decision=decision)
             if decision.action is Action.ROLLOUT and target.kind.rolls_pods:
                 self.rollouts += 1
         return out
@@ -135,18 +137,17 @@ class Writer:
             for namespace, error in sorted(self.event_failures.items())
         ]
 
-    def write_one(self, target: Subject, decision: Decision) -> Row:
+    def write_one(self, item: Planned) -> Row:
+        target, decision = item.full, item.decision
+        if target is None or not self.may_write(item):
+            return Row.of(item.listed, decision)
         for attempt in range(MAX_REDECIDE + 1):
-            if (
-                decision.action not in WRITING_ACTIONS
-                or self.client_dry_run
-                or not isinstance(target, Target)
-            ):
-                return Row.of(target, decision)
+            if decision.action not in WRITING_ACTIONS:
+                return Row.of(target.listed, decision)
             try:
                 updated = self.patch(target, decision)
             except PassCut as exc:
-                return Row.of(target, self.cut(exc, decision))
+                return Row.of(target.listed, self.cut(exc, decision))
             except (Conflict, Invalid) as exc:
                 if attempt == MAX_REDECIDE:
                     return self.fail(target, decision, f"the workload kept changing under us: {exc}")
@@ -154,7 +155,7 @@ class Writer:
                 try:
                     target, decision = self.redecide(target)
                 except PassCut as cut:
-                    return Row.of(target, self.cut(cut, decision))
+                    return Row.of(target.listed, self.cut(cut, decision))
                 except RehashError as again:
                     return self.fail(target, decision, f"re-reading after a conflict failed: {again}")
                 continue
@@ -163,34 +164,42 @@ class Writer:
             problem = self.after_write(target, decision, updated)
             if problem:
                 return self.fail(target, decision, problem)
-            return Row.of(target, decision)
+            return Row.of(target.listed, decision)
         raise AssertionError("unreachable")
 
-    def track(self, subject: Subject, decision: Decision, row: Row) -> Row:
+    def track(self, item: Planned, row: Row) -> Row:
         """Record what became of our last rollout: `stalled` (then one Event) or `complete`. A rollout
         written in this pass replaces the record, so the old one's status no longer applies."""
+        workload, decision = item.listed, item.decision
         found = decision.rollout
         if found is None or row.action == Action.FAILED.value:
             return row
         if row.action == Action.ROLLOUT.value and self.options.dry_run == "none":
             return replace(row, rollout_status=None)
         # Written by this pass's own patch just now (a rollout replaced the record and returned above).
-        written = decision.observed if row.action in METADATA_ACTIONS else None
+        written = None
+        if row.action in METADATA_ACTIONS and item.full is not None and decision.observed is not None:
+            written = (item.full, decision.observed)
         if found.status is RolloutStatus.STALLED and found.record.state == PROGRESSING:
-            if self.move(subject, found, STALLED, written):
-                message = stall_message(subject, found, self.now)
-                self.emit(subject, "RolloutStalled", f"kube-rehash: {message}", warning=True)
+            if self.move(workload, found, STALLED, written):
+                message = stall_message(workload, found, self.now)
+                self.emit(workload, "RolloutStalled", f"kube-rehash: {message}", warning=True)
         elif found.status is RolloutStatus.COMPLETE:
-            self.move(subject, found, COMPLETE, written)
+            self.move(workload, found, COMPLETE, written)
         return row
 
     def move(
-        self, subject: Subject, found: RolloutCheck, state: str, written: Observed | None = None
+        self,
+        subject: Listed,
+        found: RolloutCheck,
+        state: str,
+        written: tuple[Target, Observed] | None = None,
     ) -> bool:
         """Move the rollout record to `state` with a guarded metadata-only patch; whether it was sent
         (a failed test means another pass or a new rollout replaced the record: nothing to do).
-        `written`: the records this pass's adopt or refresh of the workload just stamped, which the
-        patch stamps again (a Deployment's generation moves with every annotation write)."""
+        `written`: the full view and the records this pass's adopt or refresh of the workload just
+        stamped, which the patch stamps again (a Deployment's generation moves with every annotation
+        write)."""
         if self.client_dry_run:
             return False
         ops = rollout_state_patch(subject, found.record, state, self.keys, written=written)
@@ -211,7 +220,7 @@ class Writer:
 
     def cut(self, exc: PassCut, decision: Decision) -> Decision:
         """The decision a write the pass may no longer send becomes: deferred, saying why."""
-        if isinstance(exc, Stopped):
+        if exc.stops_pass:
             self.stopped = True
             return defer_for_stop(decision)
         return replace(
@@ -233,13 +242,15 @@ class Writer:
         if decision.action is Action.NOTIFY:
             log.info("notified %s: %s", target.ref, decision.reason)
             changed = ", ".join(decision.changed) or "config"
-            self.emit(target, "ConfigChanged", f"kube-rehash notified: {changed} changed", warning=False)
+            self.emit(
+                target.listed, "ConfigChanged", f"kube-rehash notified: {changed} changed", warning=False
+            )
             return None
         if decision.action is not Action.ROLLOUT:
             return None
         log.info("rolled %s: %s", target.ref, decision.reason)
         changed = ", ".join(decision.changed) or "config"
-        self.emit(target, "ConfigChanged", f"kube-rehash rolled out: {changed} changed", warning=False)
+        self.emit(target.listed, "ConfigChanged", f"kube-rehash rolled out: {changed} changed", warning=False)
         if target.kind.kind == "CronJob" and target.run_on_change and decision.config_hash:
             return self.create_job(target, updated, decision.config_hash)
         return None
@@ -263,11 +274,14 @@ class Writer:
     def fail(self, target: Target, decision: Decision, reason: str) -> Row:
         log.warning("%s failed: %s", target.ref, reason)
         self.emit(
-            target, "RolloutFailed", f"kube-rehash could not update the workload: {reason}", warning=True
+            target.listed,
+            "RolloutFailed",
+            f"kube-rehash could not update the workload: {reason}",
+            warning=True,
         )
-        return Row.of(target, replace(decision, action=Action.FAILED, reason=reason))
+        return Row.of(target.listed, replace(decision, action=Action.FAILED, reason=reason))
 
-    def emit(self, target: Subject, reason: str, message: str, *, warning: bool) -> None:
+    def emit(self, target: Listed, reason: str, message: str, *, warning: bool) -> None:
         if not self.options.events or self.client_dry_run:
             return
         event = build_event(target, reason=reason, message=message, warning=warning, now=self.now)

@@ -2,131 +2,42 @@
 
 Pure: the read stage has put into the snapshot everything a decision may need (full views, source
 identities, content digests, per-source failures); what it did not reach before the budget ran out
-makes the workload `deferred` with the reason `pass budget`, never `failed`. The same functions tell the
-read stage which content it must download, so the rules of reuse live in one place.
+makes the workload `deferred` with the reason `pass budget`, never `failed`. This is the only module that
+runs the decision table over a full view (`decide_target`) or a workload's records (`confirm_recorded`);
+the write stage re-decides after a failed precondition through the same entry point.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
 from typing import Any
 
-from reconcile.model.hashing import ABSENT, WHOLE, key_fingerprint, selection_tag
-from reconcile.model.references import KINDS, DiscoverySettings, Reference, source_ignored, source_matches
+from reconcile.model.bookkeeping import SourceRecord
+from reconcile.model.hashing import WHOLE, selection_tag
+from reconcile.model.references import KINDS, source_ignored
 from reconcile.model.rollouts import check
-from reconcile.model.sources import NamespaceSources, Selection, SourceKey, SourceMeta
-from reconcile.model.targets import Listed, SourceRecord, Target, stamp_holds
-from reconcile.model.windows import ALWAYS_OPEN, RestartWindows
+from reconcile.model.sources import NamespaceSources, SourceKey
+from reconcile.model.workload import Listed, Target, stamp_holds
+from reconcile.policy.classify import absent_record, classify, key_of
 from reconcile.policy.decision import Action, Decision, decide, decide_early, defer_for_budget, observed_from
+from reconcile.policy.rules import Rules
+from reconcile.policy.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
-class Rules:
-    """What a decision depends on besides the cluster: settings of the pass and its clock."""
+class Planned:
+    """One workload's decision, with the full view it was decided from when the pass has one: only a
+    planned workload with a full view can be written (a patch needs the spec facts)."""
 
-    discovery: DiscoverySettings
-    hash_key: bytes | None
-    now: datetime
-    first_sight_rollout: bool = False
-    notify: bool = False
-    """`onChange: notify`: a change of a workload without the on-change annotation is notified, not rolled."""
-    windows: RestartWindows = ALWAYS_OPEN
-    """`restartWindow`: the windows of workloads without the restart-window annotation."""
-    rollout_deadline: timedelta = timedelta(minutes=10)
-    """`rolloutDeadline`: when a StatefulSet's or DaemonSet's unfinished rollout counts as stalled."""
-
-    @property
-    def fingerprint(self) -> str:
-        return key_fingerprint(self.hash_key)
+    listed: Listed
+    decision: Decision
+    full: Target | None = None
 
 
-@dataclass(frozen=True)
-class Classified:
-    """A full view's references against what is known of its sources."""
-
-    records: tuple[SourceRecord, ...]
-    """Sources settled without new content: reused records, and optional sources that are absent."""
-    missing: tuple[str, ...]
-    """Required sources that do not exist."""
-    needs: tuple[tuple[Reference, SourceMeta], ...]
-    """Existing sources whose content (for the reference's key selection) must be hashed."""
-    complete: bool
-    """The records will cover every reference (none ignored, no search mode)."""
-
-
-def key_of(ref: Reference) -> SourceKey:
-    return SourceKey(ref.kind, ref.name)
-
-
-def references_of(target: Target, sources: NamespaceSources) -> list[Reference]:
-    """Declared references plus, in search mode, every matching source of the namespace."""
-    refs = list(target.discovery.references)
-    if target.discovery.match_annotations:
-        named = {(r.kind, r.name) for r in refs}
-        for kind in sorted(target.discovery.search_kinds):
-            for meta in sources.of_kind(kind):
-                if (kind, meta.name) not in named and source_matches(meta.annotations(), target.discovery):
-                    refs.append(Reference(kind, meta.name, None, True))
-    return refs
-
-
-def absent_record(ref: Reference) -> SourceRecord:
-    return SourceRecord(ref.kind, ref.name, "", "", selection_tag(ref.keys), ABSENT)
-
-
-def classify(target: Target, sources: NamespaceSources, rules: Rules) -> Classified:
-    """Split a full view's references into reusable records, missing required sources, and those whose
-    content must be hashed (new, or changed identity, version or key selection)."""
-    book = target.bookkeeping
-    known: dict[tuple[str, str, str, str, str], SourceRecord] = {}
-    if book.records is not None and book.key_fingerprint == rules.fingerprint:
-        known = {(r.kind, r.name, r.uid, r.resource_version, r.selection): r for r in book.records}
-    records: list[SourceRecord] = []
-    missing: list[str] = []
-    needs: list[tuple[Reference, SourceMeta]] = []
-    complete = not target.discovery.match_annotations
-    for ref in references_of(target, sources):
-        meta = sources.found.get(key_of(ref))
-        if meta is None:
-            if ref.optional:
-                records.append(absent_record(ref))
-            else:
-                missing.append(ref.label())
-            continue
-        if source_ignored(meta.annotations(), rules.discovery):
-            complete = False
-            continue
-        selection = selection_tag(ref.keys)
-        reuse = known.get((ref.kind, ref.name, meta.uid, meta.resource_version, selection))
-        if reuse is not None:
-            records.append(reuse)
-        else:
-            needs.append((ref, meta))
-    return Classified(tuple(records), tuple(missing), tuple(needs), complete)
-
-
-def recorded_sources(target: Target, rules: Rules) -> set[SourceKey]:
-    """Sources the workload's records may let the pass reuse (their metadata decides)."""
-    book = target.bookkeeping
-    if book.records is None or book.key_fingerprint != rules.fingerprint:
-        return set()
-    return {SourceKey(r.kind, r.name) for r in book.records}
-
-
-def content_needed(
-    targets: Sequence[Target], sources: NamespaceSources, rules: Rules
-) -> dict[SourceKey, set[Selection]]:
-    """Content the snapshot still lacks to decide these full views."""
-    wants: dict[SourceKey, set[Selection]] = {}
-    for target in targets:
-        if decide_early(target) is not None:
-            continue
-        for ref, _meta in classify(target, sources, rules).needs:
-            if (key_of(ref), ref.keys) not in sources.tokens:
-                wants.setdefault(key_of(ref), set()).add(ref.keys)
-    return wants
+def undecided(targets: Iterable[Target]) -> list[Target]:
+    """The full views the decision table does not settle from the spec alone: those whose sources count."""
+    return [t for t in targets if decide_early(t) is None]
 
 
 def unknown_inputs(target: Target, sources: NamespaceSources) -> tuple[str | None, bool]:
@@ -246,78 +157,50 @@ def target_from_records(listed: Listed) -> Target | None:
         sorted(replace(ref, optional=ref.label() in optional) for ref in listed.discovery.references)
     )
     return Target(
-        kind=listed.kind,
-        namespace=listed.namespace,
-        name=listed.name,
-        uid=listed.uid,
+        listed=listed,
         resource_version="",
         discovery=replace(listed.discovery, references=references),
         template_hash=book.config_hash if facts.template_hash else None,
         annotations_map_present=facts.annotations_map,
         template_metadata_present=facts.template_metadata,
-        bookkeeping=book,
         paused=facts.paused,
         on_delete=facts.on_delete,
-        owner=listed.owner,
-        min_interval=listed.min_interval,
-        run_on_change=listed.run_on_change,
-        on_change=listed.on_change,
         problems=listed.problems,
-        generation=listed.generation,
-        inputs=listed.inputs,
-        restart_window=listed.restart_window,
         unread=True,
     )
 
 
-Subject = Target | Listed
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What the read stage established for one batch."""
-
-    sources: NamespaceSources
-    full: Mapping[str, Target]
-    """Full views by uid: workloads that needed their spec, and trusted ones found stale."""
-    failed: Mapping[str, str]
-    """uid -> why reading the workload failed."""
-    gone: frozenset[str]
-    """uids deleted or opted out since they were listed: no report row."""
-    stale: frozenset[str]
-    """Trusted workloads whose records no longer hold."""
-
-
 def with_rollout(
-    subject: Subject, decision: Decision, obj: Mapping[str, Any] | None, rules: Rules
+    workload: Listed, decision: Decision, obj: Mapping[str, Any] | None, rules: Rules
 ) -> Decision:
-    """The decision plus the status of the subject's unfinished rollout, judged from `obj` (the
+    """The decision plus the status of the workload's unfinished rollout, judged from `obj` (the
     workload, or its status view) when this pass read it."""
     if obj is None or decision.action is Action.FAILED:
         return decision
-    found = check(subject, obj, now=rules.now, deadline=rules.rollout_deadline)
+    found = check(workload, obj, now=rules.now, deadline=rules.rollout_deadline)
     return replace(decision, rollout=found) if found is not None else decision
 
 
 def decide_batch(
     workloads: Sequence[Listed], settled: Mapping[str, Decision], snapshot: Snapshot, rules: Rules
-) -> list[tuple[Subject, Decision]]:
+) -> list[Planned]:
     """Every listed workload of a batch, in order: settled in triage, failed, decided in full, confirmed
     from its records, or deferred because the budget did not reach it."""
-    out: list[tuple[Subject, Decision]] = []
+    out: list[Planned] = []
     for listed in workloads:
         uid = listed.uid
         if uid in settled:
-            out.append((listed, settled[uid]))
+            out.append(Planned(listed, settled[uid]))
         elif uid in snapshot.gone:
             continue
         elif uid in snapshot.failed:
-            out.append((listed, Decision(Action.FAILED, snapshot.failed[uid])))
+            out.append(Planned(listed, Decision(Action.FAILED, snapshot.failed[uid])))
         elif uid in snapshot.full:
             full = snapshot.full[uid]
             decision = decide_target(full, snapshot.sources, rules)
-            out.append((full, with_rollout(full, decision, full.status_view, rules)))
+            out.append(
+                Planned(full.listed, with_rollout(full.listed, decision, full.status_view, rules), full)
+            )
         else:
-            confirmed = None if uid in snapshot.stale else confirm_recorded(listed, snapshot.sources, rules)
-            out.append((listed, confirmed or defer_for_budget()))
+            out.append(Planned(listed, snapshot.confirmed.get(uid) or defer_for_budget()))
     return out

@@ -18,10 +18,13 @@ from datetime import datetime
 from enum import StrEnum
 from functools import lru_cache
 
+from reconcile.model.annotations import WindowSetting
+from reconcile.model.bookkeeping import SourceRecord
 from reconcile.model.hashing import SourceToken, combine, key_fingerprint
 from reconcile.model.rollouts import RolloutCheck
-from reconcile.model.targets import Listed, SourceRecord, Target, WindowSetting, format_time, stamp_holds
+from reconcile.model.times import format_time
 from reconcile.model.windows import ALWAYS_OPEN, RestartWindows, WindowError, format_deferral, parse_windows
+from reconcile.model.workload import Listed, Target, stamp_holds
 
 
 class Action(StrEnum):
@@ -89,7 +92,7 @@ def stamp_generation(target: Target, observed: Observed) -> int | None:
     return target.generation if observed.complete else None
 
 
-def generation_after(target: Target | Listed, generation: int | None, *, rollout: bool) -> int | None:
+def generation_after(target: Listed, generation: int | None, *, rollout: bool) -> int | None:
     """The generation the server holds after our patch: a rollout changes the pod template, part of the
     spec, so the server bumps it once (not for a kind whose rolling annotations live in metadata); a kind
     whose generation follows its annotations (`Kind.annotations_bump_generation`) is bumped by any write."""
@@ -141,10 +144,8 @@ class Decision:
     """Why it is `deferred` (set exactly when the action is DEFERRED)."""
 
 
-def decide_early(target: Target | Listed) -> Decision | None:
-    """Decisions that need no source at all: opted out, operator-owned, a malformed restart window,
-    suspended, nothing to patch. A metadata-only `Listed` view answers the first three; the rest need
-    the object's spec."""
+def settle_listed(target: Listed) -> Decision | None:
+    """Decisions the list facts alone settle: opted out, operator-owned, a malformed restart window."""
     if target.discovery.ignored:
         return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
     if target.owner is not None:
@@ -155,8 +156,14 @@ def decide_early(target: Target | Listed) -> Decision | None:
     problem = window_problem(target.restart_window)
     if problem is not None:
         return Decision(Action.SKIPPED, problem)
-    if isinstance(target, Listed):
-        return None
+    return None
+
+
+def decide_early(target: Target) -> Decision | None:
+    """Decisions that need no source at all: those of the list facts, then suspended and nothing to patch."""
+    settled = settle_listed(target.listed)
+    if settled is not None:
+        return settled
     if target.suspended:
         return Decision(Action.SKIPPED, f"{target.kind.kind} is suspended")
     if not target.template_present:
@@ -259,7 +266,7 @@ def _decide(target: Target, observed: Observed, *, now: datetime, first_sight_ro
             base, action=Action.REFRESH, reason="content unchanged; bookkeeping updated without a rollout"
         )
     stamp = stamp_generation(target, observed)
-    holds = stamp_holds(target) if stamp is not None else book.generation is None
+    holds = stamp_holds(target.listed) if stamp is not None else book.generation is None
     if not holds or (stamp is not None and book.inputs != target.inputs):
         return replace(
             base,
@@ -318,13 +325,6 @@ def apply_budget(
 
 def sort_key(target: Target) -> tuple[str, str, str]:
     return (target.namespace, target.kind.kind, target.name)
-
-
-def count_actions(decisions: Iterable[Decision]) -> dict[str, int]:
-    counts = {action.value: 0 for action in Action}
-    for decision in decisions:
-        counts[decision.action.value] += 1
-    return counts
 
 
 def defer(decision: Decision, why: Deferral, reason: str) -> Decision:

@@ -16,21 +16,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import RecordsDoc, RolloutRecord, format_records, format_rollout
 from reconcile.model.health import WATCHED_KINDS
 from reconcile.model.kinds import CRONJOB, EVENTS, JOBS
 from reconcile.model.pointer import join_pointer
-from reconcile.model.targets import (
-    Annotations,
-    Listed,
-    RecordsDoc,
-    RolloutRecord,
-    Target,
-    facts_after,
-    format_records,
-    format_rollout,
-    format_time,
-    stamp_holds,
-)
+from reconcile.model.times import format_time
+from reconcile.model.workload import Listed, Target, facts_after, stamp_holds
 from reconcile.policy.decision import (
     WRITING_ACTIONS,
     Action,
@@ -104,7 +96,7 @@ def build_patch(
     if rollout:
         ops.append(template_op(target, keys.config_hash, decision.config_hash))
     ops.append(add_op(metadata_path(keys.config_hash), decision.config_hash))
-    generation = generation_after(target, stamp_generation(target, observed), rollout=rollout)
+    generation = generation_after(target.listed, stamp_generation(target, observed), rollout=rollout)
     records = format_records(
         observed.records,
         observed.key_fingerprint,
@@ -124,23 +116,23 @@ def build_patch(
 def new_rollout(target: Target, decision: Decision, now: datetime) -> RolloutRecord:
     """The record of the rollout this decision starts: the generation after our patch, the time and the
     changed sources' names (every source's on first sight)."""
-    generation = generation_after(target, target.generation, rollout=True)
+    generation = generation_after(target.listed, target.generation, rollout=True)
     return RolloutRecord(generation, now, decision.changed or decision.configs)
 
 
 def rollout_state_patch(
-    target: Target | Listed,
+    target: Listed,
     record: RolloutRecord,
     state: str,
     keys: Annotations,
     *,
-    written: Observed | None = None,
+    written: tuple[Target, Observed] | None = None,
 ) -> JsonPatch:
     """Move our recorded rollout to `state` on metadata only, if the record is still the one we read
     (and the stored hash too): a test fails when another pass or a new rollout replaced it.
 
-    `written`: the records this pass's own patch (an adopt or refresh of `target`) just stamped with a
-    generation; they are stamped again with the generation this second write leads to."""
+    `written`: the full view and the records this pass's own patch (an adopt or refresh of `target`) just
+    stamped with a generation; they are stamped again with the generation this second write leads to."""
     ops: JsonPatch = [test_op(metadata_path(keys.rollout), record.text)]
     if target.bookkeeping.config_hash is not None:
         ops.append(test_op(metadata_path(keys.config_hash), target.bookkeeping.config_hash))
@@ -148,13 +140,14 @@ def rollout_state_patch(
     ops.append(add_op(metadata_path(keys.rollout), format_rollout(moved)))
     book = target.bookkeeping
     restamped: RecordsDoc | None = None
-    if written is not None and isinstance(target, Target):
-        stamped = generation_after(target, stamp_generation(target, written), rollout=False)
+    if written is not None:
+        full, observed = written
+        stamped = generation_after(target, stamp_generation(full, observed), rollout=False)
         after = generation_after(target, stamped, rollout=False)
         if after != stamped:  # our first write's stamp would be one behind: keep it true
-            facts = facts_after(target, written.config_hash, rollout=False)
+            facts = facts_after(full, observed.config_hash, rollout=False)
             restamped = RecordsDoc(
-                written.records, written.key_fingerprint, after, target.inputs, facts=facts
+                observed.records, observed.key_fingerprint, after, target.inputs, facts=facts
             )
     elif book.records is not None and stamp_holds(target):
         after = generation_after(target, target.generation, rollout=False)
@@ -172,14 +165,12 @@ def rollout_state_patch(
     return ops
 
 
-def event_name(target: Target | Listed, now: datetime, reason: str) -> str:
+def event_name(target: Listed, now: datetime, reason: str) -> str:
     suffix = hashlib.sha256(f"{target.uid}/{reason}/{now.isoformat()}".encode()).hexdigest()[:10]
     return f"{target.name[:240]}.{suffix}"
 
 
-def build_event(
-    target: Target | Listed, *, reason: str, message: str, warning: bool, now: datetime
-) -> dict[str, Any]:
+def build_event(target: Listed, *, reason: str, message: str, warning: bool, now: datetime) -> dict[str, Any]:
     """A core/v1 Event on the workload. The message names configs, never their values."""
     stamp = format_time(now)
     return {
@@ -205,7 +196,7 @@ def build_event(
     }
 
 
-def events_path(target: Target | Listed) -> str:
+def events_path(target: Listed) -> str:
     return EVENTS.collection_path(target.namespace)
 
 

@@ -101,12 +101,6 @@ def plan_shards(keys: Iterable[WorkloadKey], count: int) -> ShardPlan:
     return ShardPlan(tuple(order), tuple(cuts))
 
 
-def assign_shard(keys: Iterable[WorkloadKey], index: int, count: int) -> frozenset[WorkloadKey]:
-    """The workloads shard `index` of `count` owns (0-based)."""
-    _check(index, count)
-    return plan_shards(keys, count).members(index)
-
-
 def _namespace_spans(order: Sequence[WorkloadKey]) -> tuple[list[int], list[int]]:
     """Start and end positions of each namespace's run of workloads in `order`."""
     starts: list[int] = []

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from reconcile.model.kinds import Kind
-from reconcile.model.targets import Listed, records_trusted
-from reconcile.policy.decision import Decision, decide_early
+from reconcile.model.workload import Listed, records_trusted
+from reconcile.policy.decision import Decision, settle_listed
 from reconcile.policy.reads import choose_kind_in_full
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ def triage_listed(listed: Iterable[Listed], key_fingerprint: str) -> Triage:
     trusted: set[str] = set()
     need_spec: set[str] = set()
     for workload in listed:
-        early = decide_early(workload)
+        early = settle_listed(workload)
         if early is not None:
             settled[workload.uid] = early
         elif records_trusted(workload, key_fingerprint):

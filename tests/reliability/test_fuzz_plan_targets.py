@@ -12,10 +12,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import SourceRecord, format_records
 from reconcile.model.hashing import ABSENT
 from reconcile.model.kinds import BUILTIN_KINDS
 from reconcile.model.references import DiscoverySettings
-from reconcile.model.targets import Annotations, SourceRecord, format_records, read_target
+from reconcile.model.workload import read_target
 from reconcile.policy.decision import WRITING_ACTIONS, Action, Observed, apply_budget, decide, decide_early
 from reconcile.policy.patches import build_patch
 

@@ -1,0 +1,209 @@
+"""The bookkeeping kube-rehash keeps on a workload's metadata, and its codec: the `sources` annotation (the
+records of the sources last hashed, the key fingerprint, the generation stamp and the spec facts) and the
+`rollout` annotation (our last rollout and its state). Their format lives here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from reconcile.model.annotations import Annotations
+from reconcile.model.times import format_time, parse_time
+
+RECORDS_FORMAT = 1
+# States of a recorded rollout (annotation `rollout`); the report's `rollout_status` uses the same words.
+PROGRESSING, STALLED, COMPLETE = "progressing", "stalled", "complete"
+ROLLOUT_STATES = (PROGRESSING, STALLED, COMPLETE)
+
+
+@dataclass(frozen=True, order=True)
+class SourceRecord:
+    """One source as last hashed: identity, version, which keys, and its sealed digest."""
+
+    kind: str
+    name: str
+    uid: str
+    resource_version: str
+    selection: str
+    token: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+
+@dataclass(frozen=True)
+class RolloutRecord:
+    """The last rollout kube-rehash started on a workload (annotation `rollout`), until it finished."""
+
+    generation: int | None
+    """The `metadata.generation` our patch produced (None: the server's generation was unknown)."""
+    at: datetime
+    changed: tuple[str, ...]
+    """Names of the sources whose change started it (`configmap/app`), never values."""
+    state: str = PROGRESSING
+    """`progressing`, `stalled` (the RolloutStalled Event was sent) or `complete`."""
+    text: str = field(default="", compare=False)
+    """The annotation's exact stored text, which a later bookkeeping patch tests before replacing it."""
+
+    @property
+    def finished(self) -> bool:
+        return self.state == COMPLETE
+
+
+@dataclass(frozen=True)
+class SpecFacts:
+    """What a decision needs of the pod spec, as it was right after our last write, recorded with the
+    generation stamp. While the stamp holds the spec has not changed, so a trusted workload whose sources
+    changed can be decided and rolled from its records alone, without reading it (issue 19): the patch then
+    tests the generation, so a spec changed meanwhile makes it fail and the workload is read again."""
+
+    template_hash: bool
+    """The rolling annotations map holds the recorded config hash."""
+    annotations_map: bool
+    template_metadata: bool
+    paused: bool
+    on_delete: bool
+    optional: tuple[str, ...] = ()
+    """Labels (`configmap/x`) of the sources every use of which is optional."""
+
+    def letters(self) -> str:
+        flags = zip(
+            "hmtpd",
+            (self.template_hash, self.annotations_map, self.template_metadata, self.paused, self.on_delete),
+            strict=True,
+        )
+        return "".join(letter for letter, on in flags if on)
+
+    @classmethod
+    def parse(cls, letters: Any, optional: Any) -> SpecFacts | None:
+        if not isinstance(letters, str) or set(letters) - set("hmtpd"):
+            return None
+        if not isinstance(optional, list) or not all(isinstance(o, str) for o in optional):
+            return None
+        h, m, t, p, d = (letter in letters for letter in "hmtpd")
+        return cls(h, m, t, p, d, tuple(sorted(optional)))
+
+
+@dataclass(frozen=True)
+class Bookkeeping:
+    """What the tool wrote on the workload's metadata in an earlier pass."""
+
+    config_hash: str | None = None
+    records: tuple[SourceRecord, ...] | None = None
+    key_fingerprint: str = ""
+    last_rollout: datetime | None = None
+    generation: int | None = None
+    """The workload's `metadata.generation` right after that write, when the records cover every
+    reference (see `records_trusted`)."""
+    inputs: str = ""
+    """`Target.inputs` at that write."""
+    rollout: RolloutRecord | None = None
+    """Our last rollout, while its status is watched (and after, with state `complete`)."""
+    facts: SpecFacts | None = None
+
+
+@dataclass(frozen=True)
+class RecordsDoc:
+    """The parsed `sources` annotation."""
+
+    records: tuple[SourceRecord, ...]
+    key_fingerprint: str = ""
+    generation: int | None = None
+    inputs: str = ""
+    facts: SpecFacts | None = None
+
+
+def format_records(
+    records: tuple[SourceRecord, ...],
+    key_fingerprint: str,
+    *,
+    generation: int | None = None,
+    inputs: str = "",
+    facts: SpecFacts | None = None,
+) -> str:
+    rows = [[r.kind, r.name, r.uid, r.resource_version, r.selection, r.token] for r in sorted(records)]
+    doc: dict[str, Any] = {"v": RECORDS_FORMAT, "k": key_fingerprint, "s": rows}
+    if generation is not None:
+        doc["g"] = generation
+        doc["i"] = inputs
+        if facts is not None:
+            doc["f"] = facts.letters()
+            doc["o"] = list(facts.optional)
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def load_object(text: Any) -> dict[str, Any] | None:
+    """The JSON object an annotation of ours holds; None when absent or not a JSON object."""
+    if not isinstance(text, str):
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def parse_records(text: Any) -> RecordsDoc | None:
+    """The `sources` annotation's records, key fingerprint and spec stamp; None when absent or unreadable."""
+    doc = load_object(text)
+    if doc is None or doc.get("v") != RECORDS_FORMAT or not isinstance(doc.get("s"), list):
+        return None
+    records = []
+    for row in doc["s"]:
+        if not (isinstance(row, list) and len(row) == 6 and all(isinstance(x, str) for x in row)):
+            return None
+        records.append(SourceRecord(*row))
+    fingerprint, generation, inputs = doc.get("k"), doc.get("g"), doc.get("i")
+    facts = SpecFacts.parse(doc.get("f"), doc.get("o"))
+    if not (isinstance(generation, int) and not isinstance(generation, bool) and isinstance(inputs, str)):
+        generation, inputs, facts = None, "", None
+    return RecordsDoc(
+        tuple(sorted(records)),
+        fingerprint if isinstance(fingerprint, str) else "",
+        generation,
+        inputs,
+        facts,
+    )
+
+
+def format_rollout(record: RolloutRecord) -> str:
+    """Compact JSON: `{"g": generation, "t": time, "c": [source names], "s": state}`."""
+    doc: dict[str, Any] = {"g": record.generation, "t": format_time(record.at), "c": list(record.changed)}
+    doc["s"] = record.state
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def parse_rollout(text: Any) -> RolloutRecord | None:
+    """The `rollout` annotation; None when absent or unreadable (then nothing is watched)."""
+    doc = load_object(text)
+    if doc is None:
+        return None
+    generation, changed, state = doc.get("g"), doc.get("c"), doc.get("s")
+    at = parse_time(doc.get("t"))
+    if generation is not None and (not isinstance(generation, int) or isinstance(generation, bool)):
+        return None
+    if at is None or state not in ROLLOUT_STATES or not isinstance(changed, list):
+        return None
+    if not all(isinstance(name, str) for name in changed):
+        return None
+    return RolloutRecord(generation, at, tuple(changed), state, text)
+
+
+def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookkeeping:
+    stored = annotations.get(keys.config_hash)
+    parsed = parse_records(annotations.get(keys.sources))
+    return Bookkeeping(
+        config_hash=stored if isinstance(stored, str) and stored else None,
+        records=parsed.records if parsed else None,
+        key_fingerprint=parsed.key_fingerprint if parsed else "",
+        last_rollout=parse_time(annotations.get(keys.last_rollout)),
+        generation=parsed.generation if parsed else None,
+        inputs=parsed.inputs if parsed else "",
+        rollout=parse_rollout(annotations.get(keys.rollout)),
+        facts=parsed.facts if parsed else None,
+    )

@@ -1,0 +1,287 @@
+"""A workload as the pass sees it: one value type, read once from the listed object and, when the pass
+needs its spec, completed from the whole object.
+
+`Listed` is what a metadata-only list item tells (identity, annotations, the tool's bookkeeping); a
+`Target` is a `Listed` plus what only the whole object tells (the pod template's references and the few
+spec facts a patch needs). Keeping only these slim views (never the whole object, never pod specs after
+discovery) is what lets a pass over thousands of workloads run in bounded memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from datetime import timedelta
+from typing import Any
+
+from reconcile.model.annotations import ON_CHANGE, Annotations, WindowSetting
+from reconcile.model.bookkeeping import Bookkeeping, SpecFacts, read_bookkeeping
+from reconcile.model.kinds import Kind
+from reconcile.model.pointer import resolve
+from reconcile.model.references import KINDS, Discovery, DiscoverySettings, Reference, discover, is_true
+from reconcile.model.times import parse_duration
+
+
+@dataclass(frozen=True)
+class Listed:
+    """What a metadata-only list item (PartialObjectMetadata) really tells: identity, annotations and
+    the tool's bookkeeping, never the pod template. Its references are the recorded sources. Enough to
+    confirm a workload in sync from those records (`records_trusted`); anything else needs a `Target`."""
+
+    kind: Kind
+    namespace: str
+    name: str
+    uid: str
+    discovery: Discovery
+    bookkeeping: Bookkeeping
+    generation: int | None = None
+    """`metadata.generation`: the API server bumps it on every spec change, never on metadata edits."""
+    inputs: str = ""
+    """Digest of what discovery read besides the pod spec (annotations, kind pointers)."""
+    owner: str | None = None
+    restart_window: WindowSetting | None = None
+    min_interval: timedelta | None = None
+    run_on_change: bool = False
+    on_change: str | None = None
+    """The workload's `on-change` annotation (`rollout` or `notify`); None: the config's `onChange`."""
+    problems: tuple[str, ...] = ()
+    """Problems of what its annotations say (a malformed min-interval)."""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind.kind}/{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One workload read in full (or rebuilt from its records): its list facts plus what a decision and a
+    patch need of its spec."""
+
+    listed: Listed
+    resource_version: str
+    discovery: Discovery
+    """From the annotations and the pod template: the references the spec makes today."""
+    template_hash: str | None
+    annotations_map_present: bool
+    template_metadata_present: bool
+    suspended: bool = False
+    paused: bool = False
+    on_delete: bool = False
+    problems: tuple[str, ...] = ()
+    """The list's problems and the pod template's."""
+    template_present: bool = True
+    """False when the object has no pod template (or no parent of its annotations map) to patch."""
+    status_view: Mapping[str, Any] | None = None
+    """Generation, the spec fields the rollout status rules read, and `status`: kept only while our
+    recorded rollout is unfinished, so its status is judged from this read without another GET."""
+    unread: bool = False
+    """Built from the records of a listed workload (`target_from_records`), not read: its write must test
+    the generation, which proves the spec is still the one the records describe."""
+
+    @property
+    def kind(self) -> Kind:
+        return self.listed.kind
+
+    @property
+    def namespace(self) -> str:
+        return self.listed.namespace
+
+    @property
+    def name(self) -> str:
+        return self.listed.name
+
+    @property
+    def uid(self) -> str:
+        return self.listed.uid
+
+    @property
+    def ref(self) -> str:
+        return self.listed.ref
+
+    @property
+    def bookkeeping(self) -> Bookkeeping:
+        return self.listed.bookkeeping
+
+    @property
+    def generation(self) -> int | None:
+        return self.listed.generation
+
+    @property
+    def inputs(self) -> str:
+        return self.listed.inputs
+
+    @property
+    def owner(self) -> str | None:
+        return self.listed.owner
+
+    @property
+    def restart_window(self) -> WindowSetting | None:
+        return self.listed.restart_window
+
+    @property
+    def min_interval(self) -> timedelta | None:
+        return self.listed.min_interval
+
+    @property
+    def run_on_change(self) -> bool:
+        return self.listed.run_on_change
+
+    @property
+    def on_change(self) -> str | None:
+        return self.listed.on_change
+
+
+_LISTED_FIELDS = frozenset(f.name for f in fields(Listed)) - {"discovery", "problems"}
+
+
+def revise(target: Target, **changes: Any) -> Target:
+    """`dataclasses.replace` across both levels: list facts go to the `Listed`, the rest to the `Target`."""
+    listed_changes = {k: changes.pop(k) for k in list(changes) if k in _LISTED_FIELDS}
+    return replace(target, listed=replace(target.listed, **listed_changes), **changes)
+
+
+def status_view(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What the rollout status rules read of a workload (health.py), and nothing else."""
+    metadata = obj.get("metadata")
+    spec = obj.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    return {
+        "metadata": {"generation": metadata.get("generation") if isinstance(metadata, Mapping) else None},
+        "spec": {k: spec[k] for k in ("replicas", "paused", "updateStrategy") if k in spec},
+        "status": obj.get("status") if isinstance(obj.get("status"), Mapping) else {},
+    }
+
+
+def controlling_owner(metadata: Mapping[str, Any]) -> str | None:
+    """`Kind/name` of a controlling ownerReference: an operator that would revert our patch."""
+    owners = metadata.get("ownerReferences")
+    if not isinstance(owners, list):
+        return None
+    for owner in owners:
+        if isinstance(owner, Mapping) and owner.get("controller") is True:
+            return f"{owner.get('kind', '?')}/{owner.get('name', '?')}"
+    return None
+
+
+def read_listed(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings) -> Listed:
+    """The view of a metadata-only list item: references are the recorded sources."""
+    listed, _annotations = listed_view(obj, kind, settings)
+    return listed
+
+
+def listed_view(
+    obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings
+) -> tuple[Listed, Mapping[str, Any]]:
+    """The list facts of a workload object (whole or metadata-only), and its annotations."""
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    annotations = metadata.get("annotations")
+    annotations = annotations if isinstance(annotations, Mapping) else {}
+    keys = Annotations(settings.prefix)
+    namespace = str(metadata.get("namespace") or "")
+    discovery = discover(annotations, None, settings, namespace=namespace)
+    problems = list(discovery.problems)
+    min_interval = None
+    if keys.min_interval in annotations:
+        try:
+            min_interval = parse_duration(str(annotations[keys.min_interval]))
+        except ValueError as exc:
+            problems.append(f"{keys.min_interval}: {exc}")
+    on_change = annotations.get(keys.on_change)
+    if on_change is not None and on_change not in ON_CHANGE:
+        problems.append(f"{keys.on_change}: {on_change!r} is not one of {', '.join(ON_CHANGE)}")
+        on_change = None
+    generation = metadata.get("generation")
+    bookkeeping = read_bookkeeping(annotations, keys)
+    window = annotations.get(keys.restart_window)
+    records = bookkeeping.records or ()
+    recorded = {Reference(r.kind, r.name, None, r.uid == "") for r in records if r.kind in KINDS}
+    listed = Listed(
+        kind=kind,
+        namespace=namespace,
+        name=str(metadata.get("name") or ""),
+        uid=str(metadata.get("uid") or ""),
+        discovery=replace(discovery, references=tuple(sorted(recorded))),
+        bookkeeping=bookkeeping,
+        generation=generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
+        inputs=target_inputs(discovery, kind),
+        owner=controlling_owner(metadata),
+        restart_window=WindowSetting(keys.restart_window, str(window)) if window is not None else None,
+        min_interval=min_interval,
+        run_on_change=is_true(annotations.get(keys.run_on_change)),
+        on_change=on_change,
+        problems=tuple(problems),
+    )
+    return listed, annotations
+
+
+def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings) -> Target:
+    """Build the slim view of one whole workload object (never raises on odd shapes)."""
+    listed, annotations = listed_view(obj, kind, settings)
+    keys = Annotations(settings.prefix)
+    pod_spec = resolve(obj, kind.pod_spec_pointer) if kind.pod_spec_pointer else None
+    discovery = discover(annotations, pod_spec, settings, namespace=listed.namespace)
+    rolling = resolve(obj, kind.annotations_pointer)
+    template_hash = rolling.get(keys.config_hash) if isinstance(rolling, Mapping) else None
+    template_metadata = resolve(obj, kind.template + "/metadata") if kind.template else rolling
+    strategy = resolve(obj, kind.update_strategy) if kind.update_strategy else None
+    holder = kind.template if kind.template is not None else kind.annotations_pointer.rsplit("/", 1)[0]
+    watched = listed.bookkeeping.rollout is not None and not listed.bookkeeping.rollout.finished
+    metadata = obj.get("metadata")
+    return Target(
+        listed=listed,
+        resource_version=str(metadata.get("resourceVersion") or "") if isinstance(metadata, Mapping) else "",
+        discovery=discovery,
+        template_hash=template_hash if isinstance(template_hash, str) and template_hash else None,
+        annotations_map_present=isinstance(rolling, Mapping),
+        template_metadata_present=isinstance(template_metadata, Mapping),
+        suspended=kind.suspend is not None and resolve(obj, kind.suspend) is True,
+        paused=kind.paused is not None and resolve(obj, kind.paused) is True,
+        on_delete=strategy == "OnDelete",
+        problems=tuple(dict.fromkeys(discovery.problems + listed.problems)),
+        template_present=isinstance(resolve(obj, holder), Mapping),
+        status_view=status_view(obj) if watched else None,
+    )
+
+
+def target_inputs(discovery: Discovery, kind: Kind) -> str:
+    text = "\n".join((discovery.inputs, kind.pod_spec_pointer or "", kind.annotations_pointer))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def records_trusted(target: Listed, key_fingerprint: str) -> bool:
+    """Whether the recorded sources are still exactly the workload's references and nothing else
+    decides differently: the spec is unchanged since they were recorded (same `metadata.generation`),
+    so are the annotations discovery reads, and the hash key. Search mode is never trusted (its
+    sources are found by listing, not by the spec)."""
+    book = target.bookkeeping
+    return (
+        book.records is not None
+        and stamp_holds(target)
+        and book.inputs == target.inputs
+        and book.key_fingerprint == key_fingerprint
+        and not target.discovery.match_annotations
+    )
+
+
+def stamp_holds(target: Listed) -> bool:
+    """Whether the spec is still the one the bookkeeping's generation stamp was recorded for. (The
+    deployment controller's `deployment.kubernetes.io/revision` write after a rollout goes through the
+    status subresource and leaves the generation alone: tests/simulator/test_rollout_controller.py pins it
+    on kube-apiserver 1.37, so one more generation always means someone changed the workload.)"""
+    book = target.bookkeeping
+    return book.generation is not None and target.generation == book.generation
+
+
+def facts_after(target: Target, config_hash: str, *, rollout: bool) -> SpecFacts:
+    """The spec facts right after a write of ours to `target` that records `config_hash`."""
+    optional = sorted(ref.label() for ref in target.discovery.references if ref.optional)
+    return SpecFacts(
+        template_hash=rollout or target.template_hash == config_hash,
+        annotations_map=rollout or target.annotations_map_present,
+        template_metadata=rollout or target.template_metadata_present,
+        paused=target.paused,
+        on_delete=target.on_delete,
+        optional=tuple(optional),
+    )

@@ -1,0 +1,87 @@
+"""How a workload's references meet what the pass knows of its namespace's sources: which records can be
+reused, which required sources are missing, which content must be hashed. Pure; the needs of the read
+stage and the decisions are both computed from it, so the rules of reuse live in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reconcile.model.bookkeeping import SourceRecord
+from reconcile.model.hashing import ABSENT, selection_tag
+from reconcile.model.references import Reference, source_ignored, source_matches
+from reconcile.model.sources import NamespaceSources, SourceKey, SourceMeta
+from reconcile.model.workload import Target
+from reconcile.policy.rules import Rules
+
+
+@dataclass(frozen=True)
+class Classified:
+    """A full view's references against what is known of its sources."""
+
+    records: tuple[SourceRecord, ...]
+    """Sources settled without new content: reused records, and optional sources that are absent."""
+    missing: tuple[str, ...]
+    """Required sources that do not exist."""
+    needs: tuple[tuple[Reference, SourceMeta], ...]
+    """Existing sources whose content (for the reference's key selection) must be hashed."""
+    complete: bool
+    """The records will cover every reference (none ignored, no search mode)."""
+
+
+def key_of(ref: Reference) -> SourceKey:
+    return SourceKey(ref.kind, ref.name)
+
+
+def references_of(target: Target, sources: NamespaceSources) -> list[Reference]:
+    """Declared references plus, in search mode, every matching source of the namespace."""
+    refs = list(target.discovery.references)
+    if target.discovery.match_annotations:
+        named = {(r.kind, r.name) for r in refs}
+        for kind in sorted(target.discovery.search_kinds):
+            for meta in sources.of_kind(kind):
+                if (kind, meta.name) not in named and source_matches(meta.annotations(), target.discovery):
+                    refs.append(Reference(kind, meta.name, None, True))
+    return refs
+
+
+def absent_record(ref: Reference) -> SourceRecord:
+    return SourceRecord(ref.kind, ref.name, "", "", selection_tag(ref.keys), ABSENT)
+
+
+def classify(target: Target, sources: NamespaceSources, rules: Rules) -> Classified:
+    """Split a full view's references into reusable records, missing required sources, and those whose
+    content must be hashed (new, or changed identity, version or key selection)."""
+    book = target.bookkeeping
+    known: dict[tuple[str, str, str, str, str], SourceRecord] = {}
+    if book.records is not None and book.key_fingerprint == rules.fingerprint:
+        known = {(r.kind, r.name, r.uid, r.resource_version, r.selection): r for r in book.records}
+    records: list[SourceRecord] = []
+    missing: list[str] = []
+    needs: list[tuple[Reference, SourceMeta]] = []
+    complete = not target.discovery.match_annotations
+    for ref in references_of(target, sources):
+        meta = sources.found.get(key_of(ref))
+        if meta is None:
+            if ref.optional:
+                records.append(absent_record(ref))
+            else:
+                missing.append(ref.label())
+            continue
+        if source_ignored(meta.annotations(), rules.discovery):
+            complete = False
+            continue
+        selection = selection_tag(ref.keys)
+        reuse = known.get((ref.kind, ref.name, meta.uid, meta.resource_version, selection))
+        if reuse is not None:
+            records.append(reuse)
+        else:
+            needs.append((ref, meta))
+    return Classified(tuple(records), tuple(missing), tuple(needs), complete)
+
+
+def recorded_sources(target: Target, rules: Rules) -> set[SourceKey]:
+    """Sources the workload's records may let the pass reuse (their metadata decides)."""
+    book = target.bookkeeping
+    if book.records is None or book.key_fingerprint != rules.fingerprint:
+        return set()
+    return {SourceKey(r.kind, r.name) for r in book.records}

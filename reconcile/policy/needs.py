@@ -1,0 +1,73 @@
+"""What the read stage must fetch for one batch, computed from values alone.
+
+The pipeline asks these functions between its reads (`pipeline.planner.read_snapshot`): the sources whose
+content must be hashed straight away (no reusable record), the source metadata the snapshot still lacks,
+the trusted workloads its records no longer confirm, and the content the changed sources need. The read
+stage then does exactly those requests and nothing else; no decision runs in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reconcile.model.sources import NamespaceSources, Selection, SourceKey
+from reconcile.model.workload import Listed, Target
+from reconcile.policy.classify import classify, key_of, recorded_sources
+from reconcile.policy.decide import confirm_recorded
+from reconcile.policy.decision import Decision
+from reconcile.policy.rules import Rules
+
+Wanted = dict[SourceKey, set[Selection]]
+"""Content to hash: per source, the key selections its references use (None: the whole object)."""
+
+
+def content_to_read(live: Sequence[Target], rules: Rules) -> Wanted:
+    """Content of the sources these undecided full views use that no record of theirs may stand for:
+    first sight and changed references are hashed straight away, never metadata first."""
+    content: Wanted = {}
+    for target in live:
+        reusable = recorded_sources(target, rules)
+        for ref in target.discovery.references:
+            if key_of(ref) not in reusable:
+                content.setdefault(key_of(ref), set()).add(ref.keys)
+    return content
+
+
+def metadata_to_read(
+    live: Sequence[Target], trusted: Sequence[Listed], known: NamespaceSources
+) -> tuple[dict[str, set[str]], frozenset[str]]:
+    """Names per kind of referenced sources the snapshot does not know yet, and the kinds search mode
+    must list in full that it has not listed."""
+    wanted: dict[str, set[str]] = {}
+    search: set[str] = set()
+    refs = [ref for w in trusted for ref in w.discovery.references]
+    for target in live:
+        refs += target.discovery.references
+        if target.discovery.match_annotations:
+            search |= set(target.discovery.search_kinds)
+    for ref in refs:
+        if not known.knows(key_of(ref)):
+            wanted.setdefault(ref.kind, set()).add(ref.name)
+    return wanted, frozenset(search - known.searched)
+
+
+def confirm_trusted(
+    trusted: Sequence[Listed], sources: NamespaceSources, rules: Rules
+) -> dict[str, Decision]:
+    """The trusted workloads whose records the snapshot confirms in sync, by uid; the others are stale."""
+    confirmed: dict[str, Decision] = {}
+    for workload in trusted:
+        decision = confirm_recorded(workload, sources, rules)
+        if decision is not None:
+            confirmed[workload.uid] = decision
+    return confirmed
+
+
+def content_needed(live: Sequence[Target], sources: NamespaceSources, rules: Rules) -> Wanted:
+    """Content the snapshot still lacks to decide these undecided full views."""
+    wants: Wanted = {}
+    for target in live:
+        for ref, _meta in classify(target, sources, rules).needs:
+            if (key_of(ref), ref.keys) not in sources.tokens:
+                wants.setdefault(key_of(ref), set()).add(ref.keys)
+    return wants

@@ -1,0 +1,31 @@
+"""What a decision depends on besides the cluster: the settings of the pass and its clock, as one value
+built once per pass (`pipeline.planner.rules_for`) and handed to every pure function that decides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from reconcile.model.hashing import key_fingerprint
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.windows import ALWAYS_OPEN, RestartWindows
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What a decision depends on besides the cluster: settings of the pass and its clock."""
+
+    discovery: DiscoverySettings
+    hash_key: bytes | None
+    now: datetime
+    first_sight_rollout: bool = False
+    notify: bool = False
+    """`onChange: notify`: a change of a workload without the on-change annotation is notified, not rolled."""
+    windows: RestartWindows = ALWAYS_OPEN
+    """`restartWindow`: the windows of workloads without the restart-window annotation."""
+    rollout_deadline: timedelta = timedelta(minutes=10)
+    """`rolloutDeadline`: when a StatefulSet's or DaemonSet's unfinished rollout counts as stalled."""
+
+    @property
+    def fingerprint(self) -> str:
+        return key_fingerprint(self.hash_key)

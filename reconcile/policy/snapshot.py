@@ -1,0 +1,26 @@
+"""The value the pipeline hands to the decide stage for one batch: everything its decisions may need,
+as the read stage found it (built by `pipeline.planner`, read by `policy.decide`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from reconcile.model.sources import NamespaceSources
+from reconcile.model.workload import Target
+from reconcile.policy.decision import Decision
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the read stage established for one batch."""
+
+    sources: NamespaceSources
+    full: Mapping[str, Target]
+    """Full views by uid: workloads that needed their spec, and trusted ones found stale."""
+    failed: Mapping[str, str]
+    """uid -> why reading the workload failed."""
+    gone: frozenset[str]
+    """uids deleted or opted out since they were listed: no report row."""
+    confirmed: Mapping[str, Decision]
+    """Trusted workloads whose records still hold, confirmed in sync without reading them."""
