@@ -27,6 +27,7 @@ from reconcile.decide import Subject, decide_batch, with_rollout
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.listing import covers_whole_cluster, list_targets
+from reconcile.notifier import Notifier
 from reconcile.plan import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
 from reconcile.planner import open_stage, redecide, rules_for
 from reconcile.policy.priority import health_hold
@@ -91,7 +92,13 @@ class PassWalk:
         self.stage = stage
         self.budget = budget
         self.report = Report(dry_run=settings.dry_run != "none")
-        options = WriteOptions(settings.dry_run, settings.events, settings.max_rollouts, settings.concurrency)
+        options = WriteOptions(
+            settings.dry_run,
+            settings.events,
+            settings.max_rollouts,
+            settings.concurrency,
+            hold_notify=settings.webhook_secret is not None and settings.dry_run == "none",
+        )
         self.writer = Writer(
             client,
             options,
@@ -99,6 +106,7 @@ class PassWalk:
             now=stage.rules.now,
             redecide=lambda target: redecide(stage, target),
         )
+        self.notifier = Notifier.for_pass(settings, client, self.writer, budget, now=stage.rules.now)
 
     def run(self, epoch: float, progress: Callable[[int, int], None] | None) -> None:
         listing = list_targets(self.settings, self.client, self.stage.rules.discovery)
@@ -121,7 +129,8 @@ class PassWalk:
             if progress is not None:
                 progress(done, len(listed))
         self.budget.release()
-        self.check_rollouts(watches)
+        unwritten = self.deliver_notifications()
+        self.check_rollouts(watches, unwritten)
         self.report.extend(self.writer.failure_rows())
         self.report.budget_exhausted = self.budget.exhausted
         self.report.interrupted = self.budget.stop.is_set()
@@ -204,7 +213,20 @@ class PassWalk:
             if needs_watch(subject, decision)
         ]
 
-    def check_rollouts(self, watches: Sequence[Watch]) -> None:
+    def deliver_notifications(self) -> frozenset[str]:
+        """After the batches, the notifications they held: one webhook POST, then their records
+        (reconcile/notifier.py); returns the uids of the workloads whose records were not written."""
+        held = self.writer.take_held()
+        if self.notifier is None or not held:
+            return frozenset()
+        outcome = self.notifier.deliver(held)
+        at = {(r.kind, r.namespace, r.name): i for i, r in enumerate(self.report.rows)}
+        for row in outcome.rows:
+            self.report.rows[at[(row.kind, row.namespace, row.name)]] = row
+        self.report.extend(outcome.failures)
+        return outcome.unwritten
+
+    def check_rollouts(self, watches: Sequence[Watch], unwritten: frozenset[str] = frozenset()) -> None:
         """After the pending work: read the status of watched rollouts nobody read in full this pass,
         oldest rollout first, as the budget allows (one list per namespace and kind where that is
         cheaper), then move the records of finished or stalled ones. A rollout left unchecked keeps its
@@ -231,6 +253,8 @@ class PassWalk:
                     self.report.rows[watch.row] = replace(row, rollout_status=record.state)
                 continue
             checked.append((watch, decision))
+        # A held notification not delivered wrote nothing: its records are not the pass's to restamp.
+        checked = [(w, replace(d, observed=None) if w.subject.uid in unwritten else d) for w, d in checked]
         rows = self.writer.track_all([(w.subject, d, self.with_status(w.row, d)) for w, d in checked])
         for (watch, _), row in zip(checked, rows, strict=True):
             self.report.rows[watch.row] = row

@@ -60,6 +60,8 @@ class WriteOptions:
     events: bool = True
     max_rollouts: int | None = None
     concurrency: int = 4
+    hold_notify: bool = False
+    """Leave `notify` decisions unwritten, for after the webhook's delivery (reconcile/notifier.py)."""
 
 
 class Writer:
@@ -85,19 +87,21 @@ class Writer:
         self.stopped = False
         self._lock = threading.Lock()
         self.event_failures: dict[str, str] = {}
+        self.held: list[tuple[Target, Decision]] = []
 
-    def write_batch(self, planned: Sequence[tuple[Subject, Decision]]) -> list[Row]:
+    def write_batch(self, planned: Sequence[tuple[Subject, Decision]], *, hold: bool = True) -> list[Row]:
         """Write one batch's decisions (rollouts past --max-rollouts deferred) and return its rows, in
         order. Rollouts and adoptions are sent first, then refreshes (policy.priority); rollout records
-        are the pass's last work (`track_all`)."""
+        are the pass's last work (`track_all`). `hold=False` writes held notifications after delivery."""
         planned = self.limit_rollouts(planned)
         if not any(self.may_write(subject, decision) for subject, decision in planned):
-            return [self.write_one(*item) for item in planned]  # a steady batch: no thread pool to start
+            return [self.write_one(*item, hold=hold) for item in planned]  # steady: no thread pool
         order = sorted(range(len(planned)), key=lambda i: write_rank(planned[i][1].action))
         rows: list[Row | None] = [None] * len(planned)
         workers = max(1, self.options.concurrency)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rehash-write") as pool:
-            for index, row in zip(order, pool.map(lambda i: self.write_one(*planned[i]), order), strict=True):
+            written = pool.map(lambda i: self.write_one(*planned[i], hold=hold), order)
+            for index, row in zip(order, written, strict=True):
                 rows[index] = row
         return [row for row in rows if row is not None]
 
@@ -135,8 +139,28 @@ class Writer:
             for namespace, error in sorted(self.event_failures.items())
         ]
 
-    def write_one(self, target: Subject, decision: Decision) -> Row:
+    def holds(self, target: Subject, decision: Decision) -> bool:
+        """Whether this decision is a notification left for after the webhook's delivery."""
+        return (
+            self.options.hold_notify
+            and decision.action is Action.NOTIFY
+            and isinstance(target, Target)
+            and not self.client_dry_run
+        )
+
+    def take_held(self) -> list[tuple[Target, Decision]]:
+        """The notifications held so far (see WriteOptions.hold_notify), handed over once."""
+        with self._lock:
+            held, self.held = self.held, []
+        return held
+
+    def write_one(self, target: Subject, decision: Decision, *, hold: bool = True) -> Row:
         for attempt in range(MAX_REDECIDE + 1):
+            if hold and self.holds(target, decision):
+                assert isinstance(target, Target)
+                with self._lock:
+                    self.held.append((target, decision))
+                return Row.of(target, decision)
             if (
                 decision.action not in WRITING_ACTIONS
                 or self.client_dry_run
