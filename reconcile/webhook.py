@@ -6,7 +6,8 @@ credentials, no rate limit, no Status bodies). It is the one named exception to 
 
 The URL is a credential (Slack's and Teams' incoming-webhook URLs embed their token): it is never
 logged, and no error raised here contains it. `requests` puts the URL into its exceptions' text, so an
-error says only what happened (an HTTP status, a timeout, `[Errno 111] Connection refused`).
+error says only what happened (an HTTP status, a timeout, `[Errno 111] Connection refused`); urllib3
+logs request paths at debug level (`-vvv`), so a filter on its loggers blanks out the URL's parts.
 
 Delivery is at least once: a POST whose answer was lost (a read timeout, a reset connection) is sent
 again, since a missed notification is worse than a repeated one; receivers may de-duplicate on the
@@ -44,6 +45,33 @@ _CAUSES = (
 )
 
 
+class _Redactor(logging.Filter):
+    """Replaces the registered webhook URLs' parts in urllib3's log records with `<webhook>`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def add(self, url: str) -> None:
+        parts = urlsplit(url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        self.secrets.update(s for s in (url, path, parts.netloc) if len(s) > 1)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            message = record.getMessage()
+            if any(secret in message for secret in self.secrets):
+                for secret in sorted(self.secrets, key=len, reverse=True):
+                    message = message.replace(secret, "<webhook>")
+                record.msg, record.args = message, ()
+        return True
+
+
+REDACTOR = _Redactor()
+for _name in ("urllib3.connectionpool", "urllib3.connection", "urllib3.util.retry"):
+    logging.getLogger(_name).addFilter(REDACTOR)
+
+
 class WebhookError(RehashError):
     """The document was not delivered. The message never contains the URL."""
 
@@ -74,6 +102,9 @@ class Sender:
     sleep: Callable[[float], None] = time.sleep
     session: requests.Session = field(default_factory=requests.Session, repr=False)
     attempts: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        REDACTOR.add(self.url)
 
     def post(self, body: bytes) -> int:
         """Deliver `body`; return the 2xx status, or raise WebhookError (after the retries the deadline
