@@ -155,12 +155,23 @@ class Writer:
         return held
 
     def write_one(self, target: Subject, decision: Decision, *, hold: bool = True) -> Row:
+        delivered = decision.config_hash if not hold and decision.action is Action.NOTIFY else None
         for attempt in range(MAX_REDECIDE + 1):
             if hold and self.holds(target, decision):
                 assert isinstance(target, Target)
                 with self._lock:
                     self.held.append((target, decision))
                 return Row.of(target, decision)
+            if (
+                delivered is not None
+                and decision.action is Action.NOTIFY
+                and decision.config_hash != delivered
+            ):
+                # Re-decided after a conflict: a newer change than the webhook told of; left to the next pass.
+                reason = (
+                    f"{decision.reason}; changed again after the webhook was sent: the next pass notifies it"
+                )
+                return Row.of(target, replace(decision, reason=reason))
             if (
                 decision.action not in WRITING_ACTIONS
                 or self.client_dry_run
