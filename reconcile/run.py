@@ -222,7 +222,11 @@ class PassWalk:
         outcome = self.notifier.deliver(held)
         at = {(r.kind, r.namespace, r.name): i for i, r in enumerate(self.report.rows)}
         for row in outcome.rows:
-            self.report.rows[at[(row.kind, row.namespace, row.name)]] = row
+            index = at.get((row.kind, row.namespace, row.name))
+            if index is None:  # not expected: every held notification left a row in its batch
+                self.report.add(row)
+            else:
+                self.report.rows[index] = row
         self.report.extend(outcome.failures)
         return outcome.unwritten
 
