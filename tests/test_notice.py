@@ -1,4 +1,4 @@
-"""The notify webhook's document (reconcile/notice.py), pinned byte for byte: receivers parse it, so
+"""The notify webhook's document (reconcile/output/notice.py), pinned byte for byte: receivers parse it, so
 its shape is a contract (docs/notify-webhook.schema.json), and its `text` is what a chat shows."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from reconcile.notice import TEXT_LINES, Change, PassIdentity, build_document, encode
-from reconcile.plan import Action, Decision, decide
+from reconcile.output.notice import TEXT_LINES, Change, PassIdentity, build_document, encode
+from reconcile.policy.decision import Action, Decision, decide
 from tests.test_plan import NOW, observed, target
 from tests.test_plan_notify import CHANGED
 

@@ -1,4 +1,4 @@
-"""Holding notifications and delivering them (reconcile/write.py's hold, reconcile/notifier.py), without a
+"""Holding notifications and delivering them (reconcile/pipeline/write.py's hold, reconcile/pipeline/notifier.py), without a
 server: a fake API client records the requests, a fake sender stands for the webhook. The records of a
 notification are written only after its delivery; a failure or a budget cut writes nothing."""
 
@@ -13,15 +13,16 @@ from typing import Any, cast
 import jsonschema
 import pytest
 
-from reconcile.budget import Budget
+from reconcile.pipeline.budget import Budget
 from reconcile.errors import BudgetExhausted, Conflict, NotFound
 from reconcile.kube.client import KubeClient
-from reconcile.notifier import Notifier, Outcome
-from reconcile.plan import Action, Decision, Deferral, decide
-from reconcile.settings import Settings
-from reconcile.targets import Annotations, Target
-from reconcile.webhook import WebhookError
-from reconcile.write import WriteOptions, Writer
+from reconcile.pipeline.notifier import Notifier, Outcome
+from reconcile.policy.decision import Action, Decision, Deferral, decide
+from reconcile.config.settings import Settings
+from reconcile.model.annotations import Annotations
+from reconcile.model.workload import Target
+from reconcile.output.webhook import WebhookError
+from reconcile.pipeline.write import WriteOptions, Writer
 from tests.test_plan import NOW, observed
 from tests.test_plan_notify import CHANGED
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reconcile.errors import ConfigError
-from reconcile.settings import Settings, load_settings
+from reconcile.config.settings import Settings, load_settings
 
 
 def _load(tmp_path: Path, text: str | None = None, env: dict[str, str] | None = None) -> Settings:

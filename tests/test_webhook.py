@@ -1,4 +1,4 @@
-"""The webhook's HTTP contract (reconcile/webhook.py), at the transport with `responses`: the exact
+"""The webhook's HTTP contract (reconcile/output/webhook.py), at the transport with `responses`: the exact
 method, URL, content type and body; retries with backoff after 5xx, 429 and connection failures; the
 give-up after MAX_ATTEMPTS, on a 4xx and at the pass's deadline; never the URL in an error or a log."""
 
@@ -11,8 +11,8 @@ import pytest
 import requests
 import responses
 
-from reconcile.notice import encode
-from reconcile.webhook import MAX_ATTEMPTS, Sender, WebhookError, check_url
+from reconcile.output.notice import encode
+from reconcile.output.webhook import MAX_ATTEMPTS, Sender, WebhookError, check_url
 
 TOKEN = "T0KEN-9c1d7e"
 URL = f"https://hooks.example.com/services/{TOKEN}"

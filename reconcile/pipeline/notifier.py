@@ -4,7 +4,7 @@ Why held: a notification's record (the new hash on the workload's metadata) is w
 that the change was notified. Written before the webhook answered, a failed delivery would be lost for
 good; so while a webhook is configured, the batches leave `notify` decisions unwritten (the Writer holds
 them) and, once the batches are done, this module reads the URL from its Secret (one GET, only when
-something is pending), POSTs one document listing every held change (reconcile/notice.py), and after a
+something is pending), POSTs one document listing every held change (reconcile/output/notice.py), and after a
 2xx writes the held records and their ConfigChanged Events. When anything fails (the Secret, the URL in
 it, the POST), nothing is written: the rows stay `notify` with the error in their reason, one `failed`
 row (kind `Webhook`) makes the pass exit 1, and the next pass finds the same change and notifies again.
@@ -22,16 +22,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from reconcile import __version__
-from reconcile.budget import Budget
+from reconcile.pipeline.budget import Budget
 from reconcile.errors import PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient
-from reconcile.notice import Change, PassIdentity, build_document, encode
-from reconcile.plan import Decision, defer_for_stop
-from reconcile.report import Row
-from reconcile.settings import Settings
-from reconcile.targets import Target
-from reconcile.webhook import Sender, WebhookError, check_url
-from reconcile.write import Writer
+from reconcile.output.notice import Change, PassIdentity, build_document, encode
+from reconcile.policy.decision import Decision, defer_for_stop
+from reconcile.output.report import Row
+from reconcile.config.settings import Settings
+from reconcile.model.workload import Target
+from reconcile.output.webhook import Sender, WebhookError, check_url
+from reconcile.pipeline.write import Writer
 
 log = logging.getLogger(__name__)
 

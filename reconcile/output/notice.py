@@ -2,7 +2,7 @@
 
 Why a module of its own: the document is a public contract (docs/notify-webhook.schema.json) that
 receivers parse, so it is built here from plain values only, without I/O, and pinned by a golden test.
-Sending it is reconcile/webhook.py's job; deciding when is reconcile/notifier.py's.
+Sending it is reconcile/output/webhook.py's job; deciding when is reconcile/pipeline/notifier.py's.
 
 The document names workloads and their changed sources by kind and name, and carries hash values
 (which reveal nothing about content: docs/hash.md); never a source's content, never the webhook's URL.
@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from reconcile.plan import Decision
-from reconcile.targets import Target, format_time
+from reconcile.policy.decision import Decision
+from reconcile.model.times import format_time
+from reconcile.model.workload import Target
 
 DOCUMENT_VERSION = 1
 """The version of the document's shape (`version`); a change that breaks receivers bumps it."""
