@@ -41,6 +41,7 @@ BUILTIN_KIND_NAMES = tuple(k.kind for k in BUILTIN_KINDS)
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 _MAX_MESSAGE = 240
 
@@ -95,6 +96,11 @@ class Settings:
     log_format: Literal["text", "json"] = "text"
     verbosity: int = 0
     pushgateway: str | None = None
+    webhook_secret: str | None = None
+    """`NAMESPACE/NAME` of the Secret holding the notify webhook's URL; None: no webhook."""
+    webhook_key: str = "url"
+    webhook_timeout: float = 10.0
+    webhook_cluster: str | None = None
     kubeconfig: str | None = None
     context: str | None = None
 
@@ -288,6 +294,30 @@ def _check_url(url: str) -> str | None:
     return None
 
 
+def _check_secret_ref(ref: str) -> str | None:
+    namespace, _, name = ref.partition("/")
+    if not _check_namespace(namespace) and name and len(name) <= 253 and _DNS_SUBDOMAIN.match(name):
+        return None
+    return f"{ref!r} is not NAMESPACE/NAME of a Secret"
+
+
+def _check_secret_key(key: str) -> str | None:
+    if len(key) > 253 or not _SECRET_KEY.match(key):
+        return f"{key!r} is not a Secret key (letters, digits, '-', '_' and '.')"
+    return None
+
+
+def _seconds(value: object, from_text: bool) -> object:
+    """A timeout: seconds (a number) or a duration such as `10s`, at most 5 minutes."""
+    if isinstance(value, str) and not value.strip().replace(".", "", 1).isdigit():
+        seconds = cast(timedelta, _duration(value, from_text)).total_seconds()
+    else:
+        seconds = cast(float, _number(float, exclusive_minimum=0)(value, from_text))
+    if seconds > 300:
+        raise ValueError(f"{_describe(value)} is more than 5 minutes")
+    return seconds
+
+
 def _kinds(value: object, from_text: bool) -> object:
     """Kinds: either Kind objects (a built Settings) or built-in kind names (file, environment, flags)."""
     if isinstance(value, tuple) and all(isinstance(k, Kind) for k in value):
@@ -342,6 +372,10 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("log_format", _choice("text", "json"), ("logging", "format")),
     _Field("verbosity", _number(int, minimum=0, maximum=10), ("logging", "verbosity")),
     _Field("pushgateway", _string(_check_url, nullable=True), ("pushgateway",)),
+    _Field("webhook_secret", _string(_check_secret_ref, nullable=True), ("notify", "webhook", "secret")),
+    _Field("webhook_key", _string(_check_secret_key), ("notify", "webhook", "key")),
+    _Field("webhook_timeout", _seconds, ("notify", "webhook", "timeout")),
+    _Field("webhook_cluster", _string(nullable=True), ("notify", "webhook", "cluster")),
     _Field("kubeconfig", _string(nullable=True), None),
     _Field("context", _string(nullable=True), None),
 )
@@ -414,6 +448,8 @@ _PATTERN_CHECKS: dict[str, Callable[[str], str | None]] = {
     "excludeNamespaces": _check_namespace,
     "pushgateway": _check_url,
     "rolloutDeadline": _check_duration,
+    "secret": _check_secret_ref,
+    "key": _check_secret_key,
 }
 
 

@@ -31,6 +31,7 @@ from reconcile.model.workload import Listed, status_view
 from reconcile.output.report import Report, Row
 from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.listing import covers_whole_cluster, list_targets
+from reconcile.pipeline.notifier import Notifier
 from reconcile.pipeline.planner import open_stage, plan_batch, redecide, rules_for
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
 from reconcile.pipeline.views import read_objects
@@ -92,7 +93,13 @@ class PassWalk:
         self.rules = rules
         self.budget = budget
         self.report = Report(dry_run=settings.dry_run != "none")
-        options = WriteOptions(settings.dry_run, settings.events, settings.max_rollouts, settings.concurrency)
+        options = WriteOptions(
+            settings.dry_run,
+            settings.events,
+            settings.max_rollouts,
+            settings.concurrency,
+            hold_notify=settings.webhook_secret is not None and settings.dry_run == "none",
+        )
         self.writer = Writer(
             client,
             options,
@@ -100,6 +107,7 @@ class PassWalk:
             now=rules.now,
             redecide=lambda target: redecide(stage, target, rules),
         )
+        self.notifier = Notifier.for_pass(settings, client, self.writer, budget, now=rules.now)
 
     def run(self, epoch: float, progress: Callable[[int, int], None] | None) -> None:
         listing = list_targets(self.settings, self.client, self.rules.discovery)
@@ -122,7 +130,8 @@ class PassWalk:
             if progress is not None:
                 progress(done, len(listed))
         self.budget.release()
-        self.check_rollouts(watches)
+        unwritten = self.deliver_notifications()
+        self.check_rollouts(watches, unwritten)
         self.report.extend(self.writer.failure_rows())
         self.report.budget_exhausted = self.budget.exhausted
         self.report.interrupted = self.budget.stop.is_set()
@@ -205,7 +214,24 @@ class PassWalk:
             self.report.extend(self.writer.write_batch(planned))
         return [Watch(item, base + i) for i, item in enumerate(planned) if needs_watch(item)]
 
-    def check_rollouts(self, watches: Sequence[Watch]) -> None:
+    def deliver_notifications(self) -> frozenset[str]:
+        """After the batches, the notifications they held: one webhook POST, then their records
+        (pipeline/notifier.py); returns the uids of the workloads whose records were not written."""
+        held = self.writer.take_held()
+        if self.notifier is None or not held:
+            return frozenset()
+        outcome = self.notifier.deliver(held)
+        at = {(r.kind, r.namespace, r.name): i for i, r in enumerate(self.report.rows)}
+        for row in outcome.rows:
+            index = at.get((row.kind, row.namespace, row.name))
+            if index is None:  # not expected: every held notification left a row in its batch
+                self.report.extend([row])
+            else:
+                self.report.rows[index] = row
+        self.report.extend(outcome.failures)
+        return outcome.unwritten
+
+    def check_rollouts(self, watches: Sequence[Watch], unwritten: frozenset[str] = frozenset()) -> None:
         """After the pending work: read the status of watched rollouts nobody read in full this pass,
         oldest rollout first, as the budget allows (one list per namespace and kind where that is
         cheaper), then move the records of finished or stalled ones. A rollout left unchecked keeps its
@@ -232,6 +258,8 @@ class PassWalk:
                     self.report.rows[watch.row] = replace(row, rollout_status=record.state)
                 continue
             checked.append((watch, decision))
+        # A held notification not delivered wrote nothing: its records are not the pass's to restamp.
+        checked = [(w, replace(d, observed=None) if w.listed.uid in unwritten else d) for w, d in checked]
         rows = self.writer.track_all(
             [(replace(w.planned, decision=d), self.with_status(w.row, d)) for w, d in checked]
         )

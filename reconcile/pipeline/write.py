@@ -62,6 +62,8 @@ class WriteOptions:
     events: bool = True
     max_rollouts: int | None = None
     concurrency: int = 4
+    hold_notify: bool = False
+    """Leave `notify` decisions unwritten, for after the webhook's delivery (pipeline/notifier.py)."""
 
 
 class Writer:
@@ -87,19 +89,21 @@ class Writer:
         self.stopped = False
         self._lock = threading.Lock()
         self.event_failures: dict[str, str] = {}
+        self.held: list[tuple[Target, Decision]] = []
 
-    def write_batch(self, planned: Sequence[Planned]) -> list[Row]:
+    def write_batch(self, planned: Sequence[Planned], *, hold: bool = True) -> list[Row]:
         """Write one batch's decisions (rollouts past --max-rollouts deferred) and return its rows, in
         order. Rollouts and adoptions are sent first, then refreshes (policy.priority); rollout records
-        are the pass's last work (`track_all`)."""
+        are the pass's last work (`track_all`). `hold=False` writes held notifications after delivery."""
         planned = self.limit_rollouts(planned)
         if not any(self.may_write(item) for item in planned):
-            return [self.write_one(item) for item in planned]  # a steady batch: no thread pool to start
+            return [self.write_one(item, hold=hold) for item in planned]  # steady: no thread pool
         order = sorted(range(len(planned)), key=lambda i: write_rank(planned[i].decision.action))
         rows: list[Row | None] = [None] * len(planned)
         workers = max(1, self.options.concurrency)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rehash-write") as pool:
-            for index, row in zip(order, pool.map(lambda i: self.write_one(planned[i]), order), strict=True):
+            written = pool.map(lambda i: self.write_one(planned[i], hold=hold), order)
+            for index, row in zip(order, written, strict=True):
                 rows[index] = row
         return [row for row in rows if row is not None]
 
@@ -137,11 +141,36 @@ class Writer:
             for namespace, error in sorted(self.event_failures.items())
         ]
 
-    def write_one(self, item: Planned) -> Row:
+    def holds(self, decision: Decision) -> bool:
+        """Whether this decision is a notification left for after the webhook's delivery."""
+        return self.options.hold_notify and decision.action is Action.NOTIFY and not self.client_dry_run
+
+    def take_held(self) -> list[tuple[Target, Decision]]:
+        """The notifications held so far (see WriteOptions.hold_notify), handed over once."""
+        with self._lock:
+            held, self.held = self.held, []
+        return held
+
+    def write_one(self, item: Planned, *, hold: bool = True) -> Row:
         target, decision = item.full, item.decision
         if target is None or not self.may_write(item):
             return Row.of(item.listed, decision)
+        delivered = decision.config_hash if not hold and decision.action is Action.NOTIFY else None
         for attempt in range(MAX_REDECIDE + 1):
+            if hold and self.holds(decision):
+                with self._lock:
+                    self.held.append((target, decision))
+                return Row.of(target.listed, decision)
+            if (
+                delivered is not None
+                and decision.action is Action.NOTIFY
+                and decision.config_hash != delivered
+            ):
+                # Re-decided after a conflict: a newer change than the webhook told of; left to the next pass.
+                reason = (
+                    f"{decision.reason}; changed again after the webhook was sent: the next pass notifies it"
+                )
+                return Row.of(target.listed, replace(decision, reason=reason))
             if decision.action not in WRITING_ACTIONS:
                 return Row.of(target.listed, decision)
             try:
