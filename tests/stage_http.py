@@ -77,8 +77,14 @@ def accepts(mock: responses.RequestsMock) -> list[str]:
 
 def status(code: int, reason: str, message: str = "denied") -> dict[str, Any]:
     """A Kubernetes `Status` error body."""
-    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
-            "message": message}  # fmt: skip
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+    }
 
 
 def metadata_only(obj: dict[str, Any]) -> dict[str, Any]:

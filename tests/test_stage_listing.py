@@ -118,8 +118,10 @@ def test_a_kind_the_cluster_does_not_serve_is_skipped_without_a_row_and_not_aske
             SERVER + f"/apis/apps/v1/namespaces/{ns}/deployments",
             json=page([watched("w", ns)]),
         )
-    mock.add(responses.GET, SERVER + "/apis/argoproj.io/v1alpha1/namespaces/a/rollouts", status=404,
-             json=status_body(404, "NotFound", "the server could not find the requested resource"))  # fmt: skip
+    missing = status_body(404, "NotFound", "the server could not find the requested resource")
+    mock.add(
+        responses.GET, SERVER + "/apis/argoproj.io/v1alpha1/namespaces/a/rollouts", status=404, json=missing
+    )
     settings = Settings(kinds=(DEPLOYMENT, ROLLOUT), namespaces=("a", "b"))
     with make_client(tmp_path) as client:
         listing = list_targets(settings, client, DISCOVERY)
