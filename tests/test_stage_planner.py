@@ -1,0 +1,256 @@
+"""The planner (reconcile/pipeline/planner.py) over the transport fake: for one batch, the ordered list of
+requests it makes (what `policy.needs` asks between the reads) and the `Planned` decisions it returns; and
+`plan_targets`/`redecide`, the entry points of `explain` and of the write stage after a conflict."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import responses
+
+from reconcile.kube.client import KubeClient
+from reconcile.model.kinds import DEPLOYMENT
+from reconcile.model.workload import Listed, read_listed, read_target
+from reconcile.pipeline.budget import Budget
+from reconcile.pipeline.fetch import SourceReader
+from reconcile.pipeline.planner import plan_batch, plan_targets, read_snapshot, redecide
+from reconcile.pipeline.read import ReadStage
+from reconcile.policy.decide import Planned
+from reconcile.policy.decision import Action, Deferral
+from reconcile.policy.rules import Rules
+from reconcile.policy.triage import Batch, triage_listed
+from tests.e2e.conftest import configmap, deployment
+from tests.stage_http import (
+    CONFIGMAPS,
+    DEPLOYS,
+    DISCOVERY,
+    JSON,
+    META_GET,
+    RULES,
+    SERVER,
+    accepts,
+    adopted,
+    calls,
+    make_client,
+    metadata_only,
+    stamped,
+    status,
+)
+
+
+@pytest.fixture
+def mock() -> Iterator[responses.RequestsMock]:
+    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
+        yield rsps
+
+
+def open_stage(client: KubeClient, executor: ThreadPoolExecutor) -> ReadStage:
+    reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
+    return ReadStage(client, executor, reader, DISCOVERY)
+
+
+@pytest.fixture
+def stage(tmp_path: Path) -> Iterator[ReadStage]:
+    """A real read stage with one worker, so its requests go out in a fixed order."""
+    with make_client(tmp_path) as client, ThreadPoolExecutor(max_workers=1) as executor:
+        yield open_stage(client, executor)
+
+
+def cm(name: str, rv: str = "5", **data: str) -> dict[str, Any]:
+    return stamped(configmap(name, data or {"k": "v"}), uid=f"cm-{name}", resource_version=rv)
+
+
+def web(*sources: str, **annotations: str) -> dict[str, Any]:
+    """Deployment shop/web using these ConfigMaps through envFrom."""
+    obj = deployment("web", annotations={"kube-rehash.io/watch": "true", **annotations})
+    obj["spec"]["template"]["spec"]["containers"][0]["envFrom"] = [
+        {"configMapRef": {"name": s}} for s in sources
+    ]
+    return stamped(obj, uid="uid-web", resource_version="7")
+
+
+def as_listed(obj: dict[str, Any]) -> Listed:
+    return read_listed(metadata_only(obj), DEPLOYMENT, DISCOVERY)
+
+
+def plan(stage: ReadStage, *objs: dict[str, Any], rules: Rules = RULES) -> list[Planned]:
+    """Listing's values for these workloads, triaged, then one batch planned."""
+    listed = [as_listed(o) for o in objs]
+    return plan_batch(stage, Batch("shop", tuple(listed)), triage_listed(listed, rules.fingerprint), rules)
+
+
+def serve(mock: responses.RequestsMock, path: str, obj: dict[str, Any], *, meta: bool = False) -> None:
+    mock.add(responses.GET, SERVER + path, json=metadata_only(obj) if meta else obj)
+
+
+def test_first_sight_reads_the_workload_then_the_content_straight_away_never_metadata_first(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    serve(mock, f"{DEPLOYS}/web", web("app"))
+    serve(mock, f"{CONFIGMAPS}/app", cm("app"))
+    (planned,) = plan(stage, web("app"))
+    assert calls(mock) == [f"GET {DEPLOYS}/web", f"GET {CONFIGMAPS}/app"]
+    assert accepts(mock) == [JSON, JSON]
+    assert planned.decision.action is Action.ADOPT
+    assert planned.decision.configs == ("configmap/app",) and planned.decision.previous is None
+    assert planned.full is not None and planned.full.resource_version == "7"
+
+
+def test_first_sight_with_first_sight_rollout_rolls_out(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    serve(mock, f"{DEPLOYS}/web", web("app"))
+    serve(mock, f"{CONFIGMAPS}/app", cm("app"))
+    (planned,) = plan(stage, web("app"), rules=replace(RULES, first_sight_rollout=True))
+    assert planned.decision.action is Action.ROLLOUT
+    assert planned.decision.reason.startswith("first sight (firstSight: rollout)")
+
+
+def test_a_steady_trusted_workload_reads_only_its_source_metadata_and_is_confirmed_in_sync(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    app = cm("app")
+    stored = adopted(web("app"), [app])
+    serve(mock, f"{CONFIGMAPS}/app", app, meta=True)
+    (planned,) = plan(stage, stored)
+    assert calls(mock) == [f"GET {CONFIGMAPS}/app"] and accepts(mock) == [META_GET]
+    assert planned.decision.action is Action.IN_SYNC and planned.decision.reason == "content unchanged"
+    assert planned.decision.config_hash == planned.decision.previous == planned.listed.bookkeeping.config_hash
+    assert planned.full is None  # no workload read: nothing to write
+
+
+def test_a_changed_source_reads_all_metadata_then_the_content_of_that_source_only_and_rolls_out(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    app, base = cm("app"), cm("base")
+    stored = adopted(web("app", "base"), [app, base])
+    changed = cm("app", rv="6", k="new")
+    serve(mock, f"{CONFIGMAPS}/app", changed, meta=True)
+    serve(mock, f"{CONFIGMAPS}/base", base, meta=True)
+    serve(mock, f"{CONFIGMAPS}/app", changed)
+    (planned,) = plan(stage, stored)
+    assert calls(mock) == [f"GET {CONFIGMAPS}/app", f"GET {CONFIGMAPS}/base", f"GET {CONFIGMAPS}/app"]
+    assert accepts(mock) == [META_GET, META_GET, JSON]
+    decision = planned.decision
+    assert decision.action is Action.ROLLOUT and decision.changed == ("configmap/app",)
+    assert decision.reason == "configmap/app changed"
+    assert decision.previous == stored["metadata"]["annotations"]["kube-rehash.io/config-hash"]
+    assert decision.config_hash != decision.previous
+    # Decided from its records, without a GET of the workload: its patch will test the generation.
+    assert planned.full is not None and planned.full.unread
+
+
+def test_a_new_version_of_a_source_with_the_same_content_is_a_refresh(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    stored = adopted(web("app"), [cm("app")])
+    serve(mock, f"{CONFIGMAPS}/app", cm("app", rv="6"), meta=True)
+    serve(mock, f"{CONFIGMAPS}/app", cm("app", rv="6"))
+    (planned,) = plan(stage, stored)
+    assert calls(mock) == [f"GET {CONFIGMAPS}/app", f"GET {CONFIGMAPS}/app"]
+    assert planned.decision.action is Action.REFRESH and planned.decision.changed == ()
+
+
+def test_a_spec_change_reads_the_workload_and_reuses_the_records_by_source_metadata(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    app = cm("app")
+    stored = adopted(web("app"), [app])
+    edited = copy.deepcopy(stored)
+    edited["metadata"]["generation"] += 1  # someone changed the spec: the records are not trusted
+    serve(mock, f"{DEPLOYS}/web", edited)
+    serve(mock, f"{CONFIGMAPS}/app", app, meta=True)
+    (planned,) = plan(stage, edited)
+    assert calls(mock) == [f"GET {DEPLOYS}/web", f"GET {CONFIGMAPS}/app"]
+    assert accepts(mock) == [JSON, META_GET]
+    assert planned.decision.action is Action.REFRESH  # same content: only the generation stamp moves
+    assert planned.full is not None and not planned.full.unread
+
+
+def test_settled_from_the_list_sends_nothing(stage: ReadStage, mock: responses.RequestsMock) -> None:
+    (planned,) = plan(stage, web("app", **{"kube-rehash.io/ignore": "true"}))
+    assert calls(mock) == []
+    assert planned.decision.action is Action.SKIPPED
+
+
+def test_a_workload_deleted_since_listed_gets_no_planned_value(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + f"{DEPLOYS}/web", status=404, json=status(404, "NotFound"))
+    assert plan(stage, web("app")) == []
+    assert calls(mock) == [f"GET {DEPLOYS}/web"]
+
+
+def test_a_source_that_fails_to_read_fails_the_workload_that_uses_it(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    serve(mock, f"{DEPLOYS}/web", web("app"))
+    mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/app", status=403, json=status(403, "Forbidden"))
+    (planned,) = plan(stage, web("app"))
+    assert planned.decision.action is Action.FAILED and "Forbidden" in planned.decision.reason
+
+
+def test_a_batch_the_budget_refuses_is_deferred_for_the_budget_and_sends_nothing(
+    tmp_path: Path, mock: responses.RequestsMock
+) -> None:
+    with make_client(tmp_path, gate=Budget(0.0).admit) as client, ThreadPoolExecutor(1) as executor:
+        stage = open_stage(client, executor)
+        first, steady = web("app"), adopted(web("app"), [cm("app")])
+        steady["metadata"].update(name="api", uid="uid-api")
+        snapshot = read_snapshot(
+            stage,
+            Batch("shop", (as_listed(first), as_listed(steady))),
+            triage_listed([as_listed(first), as_listed(steady)], RULES.fingerprint),
+            RULES,
+        )
+        planned = plan(stage, first, steady)
+    assert calls(mock) == []
+    assert snapshot.sources.cut and not snapshot.full and not snapshot.confirmed
+    assert [(p.listed.name, p.decision.action, p.decision.deferral) for p in planned] == [
+        ("web", Action.DEFERRED, Deferral.BUDGET),
+        ("api", Action.DEFERRED, Deferral.BUDGET),
+    ]
+
+
+def test_plan_targets_reads_the_sources_of_full_views_and_decides_each(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    stored = adopted(web("app"), [cm("app")])
+    serve(mock, f"{CONFIGMAPS}/app", cm("app", rv="6", k="new"), meta=True)
+    serve(mock, f"{CONFIGMAPS}/app", cm("app", rv="6", k="new"))
+    target = read_target(stored, DEPLOYMENT, DISCOVERY)
+    ((got, decision),) = plan_targets(stage, "shop", [target], RULES)
+    assert calls(mock) == [f"GET {CONFIGMAPS}/app", f"GET {CONFIGMAPS}/app"]
+    assert accepts(mock) == [META_GET, JSON]
+    assert got is target and decision.action is Action.ROLLOUT and decision.changed == ("configmap/app",)
+
+
+def test_redecide_reads_the_workload_again_then_its_sources_and_decides_from_scratch(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    old = read_target(web("app"), DEPLOYMENT, DISCOVERY)
+    now = adopted(web("app"), [cm("app")])  # another pass adopted it meanwhile
+    serve(mock, f"{DEPLOYS}/web", now)
+    serve(mock, f"{CONFIGMAPS}/app", cm("app"), meta=True)
+    fresh, decision = redecide(stage, old, RULES)
+    assert calls(mock) == [f"GET {DEPLOYS}/web", f"GET {CONFIGMAPS}/app"]
+    assert fresh.resource_version == "8" and fresh.bookkeeping.config_hash is not None
+    assert decision.action is Action.IN_SYNC
+
+
+def test_redecide_of_a_workload_that_opted_out_skips_it_without_reading_its_sources(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    old = read_target(web("app"), DEPLOYMENT, DISCOVERY)
+    opted_out = web("app")
+    opted_out["metadata"]["annotations"] = {}
+    serve(mock, f"{DEPLOYS}/web", opted_out)
+    _fresh, decision = redecide(stage, old, RULES)
+    assert calls(mock) == [f"GET {DEPLOYS}/web"]
+    assert (decision.action, decision.reason) == (Action.SKIPPED, "no longer opted in")
