@@ -28,7 +28,7 @@ from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import Hashed, NamespaceSources, SourceKey, read_meta
 from reconcile.model.workload import read_target
 from reconcile.policy.classify import key_of
-from reconcile.policy.decide import decide_target
+from reconcile.policy.decide import Planned, decide_target
 from reconcile.policy.decision import Action, generation_after
 from reconcile.policy.patches import build_patch
 from reconcile.policy.rules import Rules
@@ -110,12 +110,12 @@ def stamped(
     return out
 
 
-def adopted(
-    obj: dict[str, Any], sources: Iterable[dict[str, Any]], kind: Kind = DEPLOYMENT
-) -> dict[str, Any]:
-    """The workload after kube-rehash adopted it over `sources` (first sight): the real adopt decision's
-    real JSON patch applied to it, the generation moved as the server moves it for `kind`."""
-    target = read_target(obj, kind, DISCOVERY)
+def decided(
+    obj: dict[str, Any], sources: Iterable[dict[str, Any]], kind: Kind = DEPLOYMENT, rules: Rules = RULES
+) -> Planned:
+    """The real decision for the whole object `obj` given these source objects (all read and hashed),
+    with its full view: what the planner returns for it, without the requests."""
+    target = read_target(obj, kind, rules.discovery)
     known = NamespaceSources(target.namespace)
     by_key = {SourceKey(s["kind"].lower(), s["metadata"]["name"]): s for s in sources}
     for key, source in by_key.items():
@@ -124,11 +124,20 @@ def adopted(
         known.found[key] = meta
     for ref in target.discovery.references:
         source = by_key[key_of(ref)]
-        token = source_token(ref.kind, source, ref.keys, RULES.hash_key)
+        token = source_token(ref.kind, source, ref.keys, rules.hash_key)
         meta = known.found[key_of(ref)]
         known.tokens[(key_of(ref), ref.keys)] = Hashed(token, meta.uid, meta.resource_version)
-    decision = decide_target(target, known, RULES)
-    assert decision.action is Action.ADOPT and decision.observed is not None, decision
+    return Planned(target.listed, decide_target(target, known, rules), target)
+
+
+def adopted(
+    obj: dict[str, Any], sources: Iterable[dict[str, Any]], kind: Kind = DEPLOYMENT
+) -> dict[str, Any]:
+    """The workload after kube-rehash adopted it over `sources` (first sight): the real adopt decision's
+    real JSON patch applied to it, the generation moved as the server moves it for `kind`."""
+    planned = decided(obj, sources, kind)
+    target, decision = planned.full, planned.decision
+    assert target is not None and decision.action is Action.ADOPT and decision.observed is not None, decision
     out = copy.deepcopy(obj)
     for op in build_patch(target, decision, decision.observed, now=NOW, keys=KEYS):
         apply_op(out, op)
