@@ -299,3 +299,35 @@ def test_a_write_the_budget_refuses_is_deferred_for_the_budget_and_sends_nothing
         "pass budget: not written before the time budget ran out (configmap/app changed); "
         "a later pass takes it"
     )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: --max-rollouts is applied once, before the writes (Writer.limit_rollouts); a refresh that "
+    "a 409/422 re-decides into a rollout is patched past the limit (write_one never re-applies it)",
+)
+def test_a_refresh_re_decided_into_a_rollout_after_a_conflict_still_obeys_max_rollouts(
+    client: KubeClient, redo: Redecide
+) -> None:
+    refresh = decided(stored("web"), [cm("app", rv="6")])
+    assert refresh.decision.action is Action.REFRESH
+    changed = cm("app", rv="7", k="new")  # changed between our read and our write
+    conflict = status(409, "Conflict", "the object has been modified")
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/api", json=stored("api"))
+        mock.add(responses.POST, SERVER + EVENTS, json={})
+        mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", status=409, json=conflict)
+        mock.add(responses.GET, SERVER + f"{DEPLOYS}/web", json=stored("web"))
+        mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/app", json=changed)
+        mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", json=stored("web"))
+        rows = writer(client, redo, max_rollouts=1).write_batch([rollout("api"), refresh])
+        rolled = [
+            c.request.path_url
+            for c in mock.calls
+            if c.request.method == "PATCH" and "/spec/template" in str(c.request.body)
+        ]
+    assert rolled == [f"{DEPLOYS}/api{MANAGED}"]
+    assert [(r.name, r.action, r.deferral) for r in rows] == [
+        ("api", "rollout", None),
+        ("web", "deferred", Deferral.MAX_ROLLOUTS),
+    ]
