@@ -315,3 +315,13 @@ def test_the_errors_a_read_returns_keep_their_http_meaning(
     sources = stage.read_metadata("shop", {"configmap": {"a"}}, frozenset())
     assert isinstance(sources.broken[SourceKey("configmap", "a")], Forbidden)
     assert not isinstance(sources.broken[SourceKey("configmap", "a")], NotFound)
+
+
+def test_a_failed_list_of_a_namespace_fails_each_workload_it_was_to_read(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, status=403, json=status(403, "Forbidden"))
+    stage.census = {("shop", "deployments"): 2}
+    views = stage.read_views([listed(workload("a")), listed(workload("b"))])
+    assert calls(mock) == [f"GET {DEPLOYS}?limit=500"]
+    assert sorted(views.failed) == ["uid-a", "uid-b"] and views.targets == []
