@@ -48,7 +48,8 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
     trusted = [w for w in batch.workloads if w.uid in triage.trusted]
     try:
         views = stage.read_views([w for w in batch.workloads if w.uid in triage.need_spec])
-        sources = read_sources(stage, namespace, undecided(views.targets), trusted, rules)
+        live = undecided(views.targets)  # the decision table settles the others from the spec alone
+        sources = read_sources(stage, namespace, live, trusted, rules)
         confirmed = confirm_trusted(trusted, sources, rules)
         if not sources.cut:
             stale = [w for w in trusted if w.uid not in confirmed]
@@ -58,14 +59,12 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
             more = stage.read_views([w for w in stale if w.uid not in known])
             views.targets += unread
             views.merge(more)
-            if more.targets:
-                sources.merge(
-                    stage.read_metadata(namespace, *metadata_to_read(undecided(more.targets), [], sources))
-                )
+            read_live = undecided(more.targets)
+            live += undecided(unread) + read_live
+            if read_live:
+                sources.merge(stage.read_metadata(namespace, *metadata_to_read(read_live, [], sources)))
             if not sources.cut:
-                sources.merge(
-                    stage.read_contents(namespace, content_needed(undecided(views.targets), sources, rules))
-                )
+                sources.merge(stage.read_contents(namespace, content_needed(live, sources, rules)))
     except PassCut:
         sources.cut = True
     return Snapshot(
