@@ -301,11 +301,6 @@ def test_a_write_the_budget_refuses_is_deferred_for_the_budget_and_sends_nothing
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: --max-rollouts is applied once, before the writes (Writer.limit_rollouts); a refresh that "
-    "a 409/422 re-decides into a rollout is patched past the limit (write_one never re-applies it)",
-)
 def test_a_refresh_re_decided_into_a_rollout_after_a_conflict_still_obeys_max_rollouts(
     client: KubeClient, redo: Redecide
 ) -> None:

@@ -134,6 +134,22 @@ class Writer:
                 self.rollouts += 1
         return out
 
+    def recount(self, target: Target, before: Decision, after: Decision) -> Decision:
+        """--max-rollouts over a re-decision: one that became a rollout takes a slot, or is deferred when
+        none is left; one that no longer rolls gives its slot back."""
+        limit = self.options.max_rollouts
+        if limit is None or not target.kind.rolls_pods:
+            return after
+        was, now = before.action is Action.ROLLOUT, after.action is Action.ROLLOUT
+        with self._lock:
+            if now and not was:
+                if self.rollouts >= limit:
+                    return apply_budget([(target, after)], 0, limit=limit)[0][1]
+                self.rollouts += 1
+            elif was and not now:
+                self.rollouts -= 1
+        return after
+
     def failure_rows(self) -> list[Row]:
         """Events the user relies on but could not get are a failed scope, not a footnote in a log."""
         return [
@@ -182,11 +198,12 @@ class Writer:
                     return self.fail(target, decision, f"the workload kept changing under us: {exc}")
                 log.info("%s changed since it was read (%s); reading it again", target.ref, exc.code)
                 try:
-                    target, decision = self.redecide(target)
+                    target, redecided = self.redecide(target)
                 except PassCut as cut:
                     return Row.of(target.listed, self.cut(cut, decision))
                 except RehashError as again:
                     return self.fail(target, decision, f"re-reading after a conflict failed: {again}")
+                decision = self.recount(target, decision, redecided)
                 continue
             except RehashError as exc:  # an API error, or a connection that failed past its retries
                 return self.fail(target, decision, f"patch failed: {exc}")
