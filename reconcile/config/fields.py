@@ -58,13 +58,13 @@ class Group:
     doc: str
 
 
-SCOPE = Group("Scope", "What a pass reconciles.")
-POLICY = Group("Rollout policy", "When and how a changed workload is restarted.")
-NOTIFY = Group("Notify", "Notifications of the changes of workloads in notify mode.")
-READING = Group("Reading", "How the pass reads and hashes.")
-LIMITS = Group("Pass limits", "What one pass may spend.")
-OUTPUT = Group("Output and logging", "What a pass reports, records and logs.")
-CONNECTION = Group("Connection", "The API server to talk to (flags and environment only).")
+SCOPE = Group("Scope", "what a pass reconciles.")
+POLICY = Group("Rollout policy", "when and how a changed workload is restarted.")
+NOTIFY = Group("Notify", "where the changes of workloads in notify mode are sent.")
+READING = Group("Reading", "how the pass reads and hashes.")
+LIMITS = Group("Pass limits", "what one pass may spend.")
+OUTPUT = Group("Output and logging", "what a pass reports, records and logs.")
+CONNECTION = Group("Connection", "the API server to talk to (flags and environment only).")
 GROUPS = (SCOPE, POLICY, NOTIFY, READING, LIMITS, OUTPUT, CONNECTION)
 
 
