@@ -10,7 +10,8 @@ table is the source and these are its output (`make config`); `--check` (run by 
   shards), the kustomize overlays' config files;
 - the `config` block of charts/kube-rehash/values.yaml (between its BEGIN/END markers; `shards` and
   `pushgateway` are top-level chart values there), then charts/kube-rehash/values.schema.json through
-  scripts/gen-chart-schema.py.
+  scripts/gen-chart-schema.py;
+- the settings tables of docs/configuration.md (between its BEGIN/END markers), one per group.
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ CHART_VALUES = ROOT / "charts" / "kube-rehash" / "values.yaml"
 BEGIN = "# BEGIN generated config (scripts/gen-config.py, make config)"
 END = "# END generated config"
 CHART_TOP_LEVEL = (("shards",), ("pushgateway",))
+DOCS = ROOT / "docs" / "configuration.md"
+DOCS_BEGIN = (
+    "<!-- BEGIN generated settings (scripts/gen-config.py, make config): edit reconcile/config/fields.py -->"
+)
+DOCS_END = "<!-- END generated settings -->"
+CONFIG_ROW = "| | `KUBE_REHASH_CONFIG` | `--config FILE` | none | The config file itself (not a setting). |"
 
 Key = tuple[str, ...]
 
@@ -209,6 +216,56 @@ def render_chart_values(current: str) -> str:
     return f"{head}{BEGIN}\nconfig:\n{body}{END}\n{tail}"
 
 
+# --- the settings tables of docs/configuration.md ----------------------------------------------------------
+
+
+def _flag_cell(row: Setting) -> str:
+    flag = row.flag
+    if flag is None:
+        return ""
+    spelled = "/".join(flag.names)
+    choices = "\\|".join(row.choices or ())
+    if flag.nargs == "?":
+        spelled += f"[={choices}]"
+    elif flag.metavar:
+        spelled += f" {flag.metavar}"
+    elif choices and flag.action is None:
+        spelled += f" {choices}"
+    note = " (repeatable)" if flag.action in ("append", "count") else ""
+    return f"`{spelled}`{note}"
+
+
+def _docs_row(row: Setting) -> str:
+    key = f"`{'.'.join(row.key)}`" if row.key else ""
+    env = ""
+    if row.has_env:
+        env = f"`{row.env}`" + (" (comma list)" if row.value.schema.get("type") == "array" else "")
+    default = f"`{_scalar(row.file_default)}`"
+    meaning = f"{row.doc} {row.details}".strip().replace("|", "\\|")
+    return f"| {key} | {env} | {_flag_cell(row)} | {default} | {meaning} |"
+
+
+def render_docs_tables() -> str:
+    out: list[str] = []
+    for group in GROUPS:
+        rows = [row for row in TABLE if row.group is group]
+        out += [f"### {group.title}", "", group.doc[0].upper() + group.doc[1:], ""]
+        out += ["| Config key | Environment variable | Flag | Default | Meaning |", "|---|---|---|---|---|"]
+        out += [_docs_row(row) for row in rows]
+        if group is GROUPS[-1]:
+            out.append(CONFIG_ROW)
+        out.append("")
+    return "\n".join(out)
+
+
+def render_docs(current: str) -> str:
+    head, sep, rest = current.partition(DOCS_BEGIN + "\n")
+    _, sep2, tail = rest.partition(DOCS_END + "\n")
+    if not sep or not sep2:
+        raise SystemExit(f"{DOCS}: the markers {DOCS_BEGIN!r} and {DOCS_END!r} are missing")
+    return f"{head}{DOCS_BEGIN}\n{render_docs_tables()}{DOCS_END}\n{tail}"
+
+
 def _chart_schema() -> Any:
     path = ROOT / "scripts" / "gen-chart-schema.py"
     spec = importlib.util.spec_from_file_location("gen_chart_schema", path)
@@ -228,6 +285,7 @@ def outputs() -> dict[Path, str]:
         ROOT / "cronjob" / "base" / "config.yaml": render_base(),
         ROOT / "cronjob" / "sharded" / "config.yaml": render_sharded(),
         CHART_VALUES: render_chart_values(CHART_VALUES.read_text(encoding="utf-8")),
+        DOCS: render_docs(DOCS.read_text(encoding="utf-8")),
     }
 
 

@@ -104,8 +104,12 @@ class Setting:
     key: tuple[str, ...] | None
     flag: Flag | None
     file_default: object
+    details: str = ""
+    """More for docs/configuration.md (Markdown, links to its sections), after `doc`."""
     attribute: bool = True
     """A `Settings` attribute; False for the file-only rows of `FILE_ONLY`."""
+    has_env: bool = True
+    """Set by `env` as well (only `customKinds` is not)."""
 
     @property
     def env(self) -> str:
@@ -137,13 +141,22 @@ def setting(
     *,
     flag: Flag | None = None,
     file_default: object = MISSING,
+    details: str = "",
 ) -> Any:
     """One row: the dataclass field of `Settings`, carrying the rest of the row in its metadata.
 
     `file_default` is the default as the config file writes it, when that differs from the Python value
     (durations, kinds); a test checks that it parses to `default`.
     """
-    row = {"doc": doc, "group": group, "value": value, "key": key, "flag": flag, "file_default": file_default}
+    row = {
+        "doc": doc,
+        "group": group,
+        "value": value,
+        "key": key,
+        "flag": flag,
+        "file_default": file_default,
+        "details": details,
+    }
     return field(default=default, metadata={"setting": row})
 
 
@@ -183,6 +196,7 @@ class Settings:
         v.NAMESPACES,
         ("excludeNamespaces",),
         file_default=[],
+        details="A namespace may not be both included and excluded.",
     )
     kinds: tuple[Kind, ...] = setting(
         BUILTIN_KINDS,
@@ -221,6 +235,8 @@ class Settings:
         POLICY,
         v.choice("rollout", "notify"),
         ("onChange",),
+        details="Action `notify`; never held back by windows, `min-interval` or `--max-rollouts`, since "
+        "nothing restarts.",
     )
     max_rollouts: int | None = setting(
         None,
@@ -240,6 +256,7 @@ class Settings:
         POLICY,
         v.WINDOWS,
         ("restartWindow",),
+        details="See [Restart windows](#restart-windows).",
     )
     rollout_deadline: timedelta = setting(
         timedelta(minutes=10),
@@ -249,6 +266,7 @@ class Settings:
         v.DURATION,
         ("rolloutDeadline",),
         file_default="10m",
+        details="Deployments and Argo Rollouts use their own progress deadline.",
     )
     fail_on_stalled: bool = setting(
         False,
@@ -281,6 +299,8 @@ class Settings:
         NOTIFY,
         v.SECRET_REF,
         ("notify", "webhook", "secret"),
+        details="The [notify webhook](#notify-webhook) posts one document per pass listing the notified "
+        "changes; the URL is never a setting.",
     )
     webhook_key: str = setting(
         "url", "The Secret's key holding the URL.", NOTIFY, v.SECRET_KEY, ("notify", "webhook", "key")
@@ -310,6 +330,7 @@ class Settings:
         flag=Flag(
             ("--fetch",), "how ConfigMaps/Secrets are read; 'get' needs only get permission", "pass", 12
         ),
+        details="See [Fetch modes](#fetch-modes).",
     )
     page_size: int = setting(
         500, "Objects per list page (1-5000).", READING, v.integer(minimum=1, maximum=5000), ("pageSize",)
@@ -320,6 +341,8 @@ class Settings:
         READING,
         v.FILE,
         ("hashKeyFile",),
+        details="Must exist, be readable and non-empty when the pass starts. "
+        "See [The hash key](#the-hash-key).",
     )
 
     # --- pass limits ------------------------------------------------------------------------------------
@@ -332,6 +355,8 @@ class Settings:
         flag=Flag(
             ("--timeout",), "time budget of the whole pass", "common", 7, metavar="SECONDS", type=float
         ),
+        details="Listing, reading and writing; the pass ends within `timeout` + 5 s. "
+        "See [Time budget](#time-budget).",
     )
     request_timeout: float = setting(
         10.0,
@@ -444,11 +469,19 @@ class Settings:
         return parse_windows(self.restart_window)
 
 
-def _row(name: str, default: object, row: dict[str, Any], attribute: bool = True) -> Setting:
+def _row(
+    name: str, default: object, row: dict[str, Any], *, attribute: bool = True, has_env: bool = True
+) -> Setting:
     file_default = row["file_default"]
     if file_default is MISSING:
         file_default = default
-    return Setting(name=name, default=default, attribute=attribute, **{**row, "file_default": file_default})
+    return Setting(
+        name=name,
+        default=default,
+        attribute=attribute,
+        has_env=has_env,
+        **{**row, "file_default": file_default},
+    )
 
 
 ATTRIBUTES: tuple[Setting, ...] = tuple(
@@ -468,8 +501,10 @@ FILE_ONLY: tuple[Setting, ...] = (
             "key": ("customKinds",),
             "flag": None,
             "file_default": [],
+            "details": "See [Custom kinds](#custom-kinds).",
         },
         attribute=False,
+        has_env=False,
     ),
     _row(
         "shards",
@@ -481,6 +516,7 @@ FILE_ONLY: tuple[Setting, ...] = (
             "key": ("shards",),
             "flag": None,
             "file_default": MISSING,
+            "details": "See [Sharding](#sharding).",
         },
         attribute=False,
     ),
