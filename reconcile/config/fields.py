@@ -5,9 +5,9 @@ Each attribute of `Settings` below is one row: its Python type and default (the 
 schema fragment), its config-file key path, its environment variable and its flag. From this table come the
 frozen `Settings` (defaults and validation), the loader (reconcile/config/settings.py), the CLI flags
 (reconcile/cli/commands.py) and, through `scripts/gen-config.py` (`make config`), config/schema.json, the
-shipped config files (config/default.yaml, cronjob/*/config.yaml, the chart's `config` values) and their
-packaged copies; `make test` fails when one of those is stale. So a new setting is one row here, the code that
-reads it and its test.
+shipped config files (config/default.yaml, cronjob/*/config.yaml, the chart's `config` values), their
+packaged copies and the settings tables of docs/configuration.md; `make test` fails when one is stale. So a
+new setting is one row here, the code that reads it and its test.
 
 A few keys of the file are not attributes (`customKinds` joins `kinds`, `shards` becomes `shard`): they are
 rows of `FILE_ONLY`, so the schema and the shipped files list them too.
