@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit bench chaos clean lock debian-deps image
+.PHONY: demo test lint typecheck unit bench chaos clean lock debian-deps image config
 
 # The setup is silent (pip --quiet, no echo): `make demo` prints only the walk-through.
 $(BIN)/python:
@@ -44,6 +44,12 @@ unit: $(VENV)/.installed-test debian-deps
 	$(BIN)/python -m pytest -q -m "not chaos"
 
 test: lint typecheck unit
+
+# Every file that lists settings, written from the one settings table (reconcile/config/fields.py): the config
+# schema, the shipped config files, the cronjob/ copies, the chart's config values and values schema.
+# tests/test_config_drift.py (in `make test`) fails naming any stale one.
+config: $(VENV)/.installed-test
+	$(BIN)/python scripts/gen-config.py
 
 # The real Kubernetes control plane tests/real runs against (versions pinned in tests/cluster/go.mod; needs Go).
 # Cached in .cache/control-plane/<version>/: a no-op when already built.

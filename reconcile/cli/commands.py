@@ -21,7 +21,8 @@ from typing import Any
 
 from reconcile import __version__
 from reconcile.cli.connect import connect, read_hash_key
-from reconcile.config.settings import Settings, load_settings
+from reconcile.config.fields import FLAGS, Commands
+from reconcile.config.settings import CONFIG_ENV, Settings, load_settings
 from reconcile.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -36,17 +37,6 @@ from reconcile.pipeline.budget import Budget
 
 log = logging.getLogger("kube-rehash")
 
-COMMON_FLAGS = (
-    "config",
-    "kubeconfig",
-    "context",
-    "namespaces",
-    "output",
-    "log_format",
-    "verbosity",
-    "timeout",
-)
-
 
 class Parser(argparse.ArgumentParser):
     """argparse that exits 2 with a one-line message, as the contract says for usage errors."""
@@ -56,63 +46,36 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{command}: error: {message} (see --help)\n")
 
 
+def _add_setting_flags(p: argparse.ArgumentParser, commands: Commands) -> None:
+    """The settings table's flags (reconcile/config/fields.py) that these commands take, in --help order."""
+    for row in FLAGS:
+        flag = row.flag
+        if flag is None or flag.commands != commands:
+            continue
+        options: dict[str, Any] = {"dest": row.name, "default": argparse.SUPPRESS, "help": flag.help}
+        if row.choices is not None and flag.action is None:
+            options["choices"] = row.choices
+        extra = {"metavar": flag.metavar, "type": flag.type, "action": flag.action, "nargs": flag.nargs}
+        options.update({k: value for k, value in extra.items() if value is not None})
+        if flag.const is not None:
+            options["const"] = flag.const
+        p.add_argument(*flag.names, **options)
+
+
 def add_common(p: argparse.ArgumentParser) -> None:
-    s = argparse.SUPPRESS
+    """`--config` (the file itself, not a setting) and the settings' flags of run, plan and explain."""
     p.add_argument(
-        "--config", metavar="FILE", default=s, help="YAML configuration file (env KUBE_REHASH_CONFIG)"
-    )
-    p.add_argument(
-        "--kubeconfig",
+        "--config",
         metavar="FILE",
-        default=s,
-        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)",
+        default=argparse.SUPPRESS,
+        help=f"YAML configuration file (env {CONFIG_ENV})",
     )
-    p.add_argument("--context", metavar="NAME", default=s, help="kubeconfig context to use")
-    p.add_argument(
-        "-n",
-        "--namespace",
-        dest="namespaces",
-        action="append",
-        metavar="NS",
-        default=s,
-        help="namespace to reconcile (repeatable; default: all). Never lists cluster-wide when given",
-    )
-    p.add_argument("--output", "-o", choices=("text", "json"), default=s, help="report format on stdout")
-    p.add_argument("--log-format", choices=("text", "json"), default=s, help="log format on stderr")
-    p.add_argument(
-        "-v", "--verbose", dest="verbosity", action="count", default=s, help="more logging (-vv for debug)"
-    )
-    p.add_argument(
-        "--timeout", type=float, metavar="SECONDS", default=s, help="time budget of the whole pass"
-    )
+    _add_setting_flags(p, "common")
 
 
 def add_pass_flags(p: argparse.ArgumentParser) -> None:
-    s = argparse.SUPPRESS
-    p.add_argument(
-        "--max-rollouts", type=int, metavar="N", default=s, help="roll at most N workloads; defer the rest"
-    )
-    p.add_argument(
-        "--shard",
-        metavar="I/N",
-        default=s,
-        help="process shard I of N (0-based): an even share of the opted-in workloads",
-    )
-    p.add_argument(
-        "--fetch",
-        choices=("auto", "list", "get"),
-        default=s,
-        help="how ConfigMaps/Secrets are read; 'get' needs only get permission",
-    )
-    p.add_argument(
-        "--pushgateway", metavar="URL", default=s, help="push metrics to this Prometheus Pushgateway"
-    )
-    p.add_argument(
-        "--fail-on-stalled",
-        action="store_true",
-        default=s,
-        help="exit 1 when a rollout kube-rehash started is stalled",
-    )
+    """The settings' flags of run and plan."""
+    _add_setting_flags(p, "pass")
 
 
 def program_name(argv0: str) -> str:
@@ -128,14 +91,7 @@ def build_parser(prog: str = "kube-rehash") -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="one reconcile pass (what the CronJob runs)")
     add_common(run)
     add_pass_flags(run)
-    run.add_argument(
-        "--dry-run",
-        nargs="?",
-        const="client",
-        choices=("client", "server"),
-        default=argparse.SUPPRESS,
-        help="client (default): send no writes; server: send writes with dryRun=All",
-    )
+    _add_setting_flags(run, "run")
     plan = sub.add_parser("plan", help="what a pass would do (run --dry-run)")
     add_common(plan)
     add_pass_flags(plan)
@@ -157,8 +113,8 @@ def build_parser(prog: str = "kube-rehash") -> argparse.ArgumentParser:
 
 def flags_of(args: argparse.Namespace) -> dict[str, object]:
     """The settings fields the user actually gave as flags."""
-    names = (*COMMON_FLAGS, "max_rollouts", "shard", "fetch", "pushgateway", "dry_run", "fail_on_stalled")
-    return {n: getattr(args, n) for n in names if n in vars(args) and n != "config"}
+    given = vars(args)
+    return {row.name: given[row.name] for row in FLAGS if row.name in given}
 
 
 def load(args: argparse.Namespace, **forced: object) -> Settings:

@@ -6,381 +6,35 @@ same rules. Each error is one line naming where the value came from (the file an
 environment variable or the flag), so the Job's log says exactly what to fix. The rest of the program
 only ever sees a `Settings`, never the raw sources.
 
-Precedence: flags > environment (`KUBE_REHASH_*`) > config file > defaults (docs/configuration.md).
+Precedence: flags > environment (`KUBE_REHASH_*`) > config file > defaults (docs/configuration.md). What
+each setting is, its default, key, variable, flag and rules: the table in reconcile/config/fields.py.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
-from datetime import timedelta
 from difflib import get_close_matches
-from functools import cached_property
 from importlib import resources
-from typing import Any, Literal, cast
-from urllib.parse import urlsplit
+from typing import Any, cast
 
 import jsonschema
 import yaml
 
+from reconcile.config.fields import ATTRIBUTES, BY_NAME, ENV_PREFIX, TABLE, Settings
+from reconcile.config.values import Shard, integer, parse_shard
 from reconcile.errors import ConfigError
 from reconcile.model.kinds import BUILTIN_KINDS, Kind
-from reconcile.model.times import parse_duration
-from reconcile.model.windows import RestartWindows, parse_windows
 
-ENV_PREFIX = "KUBE_REHASH_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
-SHARDS_ENV = ENV_PREFIX + "SHARDS"
+SHARDS_ENV = BY_NAME["shards"].env
 JOB_INDEX_ENV = "JOB_COMPLETION_INDEX"
 
-COMPAT_MODES = frozenset({"reloader", "wave", "pod-reloader"})
-BUILTIN_KIND_NAMES = tuple(k.kind for k in BUILTIN_KINDS)
-
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 _MAX_MESSAGE = 240
+_APART = frozenset({"shard"})  # resolved by _resolve_shard, with `shards` and JOB_COMPLETION_INDEX
+_INDEX = integer(minimum=0)
 
-
-@dataclass(frozen=True)
-class Shard:
-    """This pod's slice of the workloads: `index` of `count` (0-based)."""
-
-    index: int
-    count: int
-
-    def __post_init__(self) -> None:
-        for name in ("index", "count"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ValueError(f"shard {name} must be an integer, not {value!r}")
-        if self.count < 1:
-            raise ValueError(f"shard count {self.count} is less than the minimum of 1")
-        if not 0 <= self.index < self.count:
-            raise ValueError(f"shard index {self.index} is not in 0..{self.count - 1}")
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The resolved settings of one pass (see config/default.yaml for what each one means)."""
-
-    prefix: str = "kube-rehash.io"
-    namespaces: tuple[str, ...] = ()
-    exclude_namespaces: tuple[str, ...] = ()
-    kinds: tuple[Kind, ...] = BUILTIN_KINDS
-    first_sight: Literal["adopt", "rollout"] = "adopt"
-    on_change: Literal["rollout", "notify"] = "rollout"
-    max_rollouts: int | None = None
-    restart_window: str = ""
-    rollout_deadline: timedelta = timedelta(minutes=10)
-    fail_on_stalled: bool = False
-    compat: frozenset[str] = field(default_factory=frozenset)
-    fetch: Literal["auto", "list", "get"] = "auto"
-    dry_run: Literal["none", "client", "server"] = "none"
-    output: Literal["text", "json"] = "text"
-    shard: Shard | None = None
-    timeout: float = 240.0
-    request_timeout: float = 10.0
-    qps: float = 20.0
-    concurrency: int = 4
-    page_size: int = 500
-    hash_key_file: str | None = None
-    events: bool = True
-    log_format: Literal["text", "json"] = "text"
-    verbosity: int = 0
-    pushgateway: str | None = None
-    webhook_secret: str | None = None
-    """`NAMESPACE/NAME` of the Secret holding the notify webhook's URL; None: no webhook."""
-    webhook_key: str = "url"
-    webhook_timeout: float = 10.0
-    webhook_cluster: str | None = None
-    kubeconfig: str | None = None
-    context: str | None = None
-
-    def __post_init__(self) -> None:
-        """Reject impossible values even when a Settings is built directly (tests, other callers)."""
-        for spec in _FIELDS:
-            try:
-                spec.parse(getattr(self, spec.name), False)
-            except ValueError as exc:
-                raise ValueError(f"{spec.name}: {exc}") from None
-        if self.shard is not None and not isinstance(self.shard, Shard):
-            raise ValueError(f"shard: {self.shard!r} is not a Shard")
-        if not isinstance(self.rollout_deadline, timedelta):
-            raise ValueError(f"rollout_deadline: {self.rollout_deadline!r} is not a timedelta")
-        if not all(isinstance(k, Kind) for k in self.kinds):
-            raise ValueError("kinds: every entry must be a Kind")
-
-    @cached_property
-    def restart_windows(self) -> RestartWindows:
-        """`restart_window`, parsed once: the windows of workloads without the restart-window annotation."""
-        return parse_windows(self.restart_window)
-
-
-# --- value parsers: (value, from_text) -> typed value, or ValueError naming the problem ---------------
-
-Parser = Callable[[object, bool], object]
-
-
-def _describe(value: object) -> str:
-    return repr(value) if isinstance(value, str) else json.dumps(value, default=str)
-
-
-def _choice(*choices: str) -> Parser:
-    def parse(value: object, from_text: bool) -> object:
-        if isinstance(value, str) and value in choices:
-            return value
-        options = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{_describe(value)} is not one of {options}")
-
-    return parse
-
-
-def _number(
-    kind: type[int] | type[float],
-    *,
-    minimum: float | None = None,
-    maximum: float | None = None,
-    exclusive_minimum: float | None = None,
-    nullable: bool = False,
-) -> Parser:
-    def parse(value: object, from_text: bool) -> object:
-        if value is None and nullable:
-            return None
-        if from_text and isinstance(value, str):
-            text = value.strip()
-            if nullable and text.lower() in ("null", "none"):
-                return None
-            try:
-                value = int(text) if kind is int else float(text)
-            except ValueError:
-                noun = "an integer" if kind is int else "a number"
-                raise ValueError(f"{value!r} is not {noun}") from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            noun = "an integer" if kind is int else "a number"
-            raise ValueError(f"{_describe(value)} is not {noun}")
-        if kind is int and isinstance(value, float):
-            if not value.is_integer():
-                raise ValueError(f"{value} is not an integer")
-            value = int(value)
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"{value} is not a finite number")
-        if minimum is not None and value < minimum:
-            raise ValueError(f"{value} is less than the minimum of {minimum:g}")
-        if exclusive_minimum is not None and value <= exclusive_minimum:
-            raise ValueError(f"{value} is less than or equal to the minimum of {exclusive_minimum:g}")
-        if maximum is not None and value > maximum:
-            raise ValueError(f"{value} is greater than the maximum of {maximum:g}")
-        return kind(value)
-
-    return parse
-
-
-def _boolean(value: object, from_text: bool) -> object:
-    if isinstance(value, bool):
-        return value
-    if from_text and isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("true", "1", "yes", "on"):
-            return True
-        if text in ("false", "0", "no", "off"):
-            return False
-    raise ValueError(f"{_describe(value)} is not a boolean (true or false)")
-
-
-def _windows(value: object, from_text: bool) -> object:
-    """A restart window value (reconcile/model/windows.py); empty means always open."""
-    if not isinstance(value, str):
-        raise ValueError(f"{_describe(value)} is not a string")
-    parse_windows(value)  # a WindowError names the window, the part and the problem
-    return value
-
-
-def _duration(value: object, from_text: bool) -> object:
-    """A positive duration: a timedelta (a built Settings) or text such as `10m` or `1h30m`."""
-    if isinstance(value, timedelta):
-        duration = value
-    elif isinstance(value, str):
-        duration = parse_duration(value)
-    else:
-        raise ValueError(f"{_describe(value)} is not a duration like 10m, 1h30m or 45s")
-    if duration <= timedelta(0):
-        raise ValueError(f"{_describe(value)} is not a positive duration")
-    return duration
-
-
-def _check_duration(text: str) -> str | None:
-    try:
-        _duration(text, True)
-    except ValueError as exc:
-        return str(exc)
-    return None
-
-
-def _string(check: Callable[[str], str | None] | None = None, *, nullable: bool = False) -> Parser:
-    def parse(value: object, from_text: bool) -> object:
-        if value is None and nullable:
-            return None
-        if from_text and nullable and isinstance(value, str) and value.strip().lower() in ("null", "none"):
-            return None
-        if not isinstance(value, str) or not value:
-            raise ValueError(f"{_describe(value)} is not a non-empty string")
-        problem = check(value) if check else None
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    return parse
-
-
-def _names(
-    item: Callable[[str], str | None], container: type[tuple[Any, ...]] | type[frozenset[Any]]
-) -> Parser:
-    def parse(value: object, from_text: bool) -> object:
-        if from_text and isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
-        if isinstance(value, str) or not isinstance(value, (list, tuple, frozenset, set)):
-            raise ValueError(f"{_describe(value)} is not a list")
-        items: list[str] = []
-        for entry in value:
-            if not isinstance(entry, str):
-                raise ValueError(f"{_describe(entry)} is not a string")
-            problem = item(entry)
-            if problem:
-                raise ValueError(problem)
-            if entry in items:
-                raise ValueError(f"{entry!r} is listed twice")
-            items.append(entry)
-        return frozenset(items) if container is frozenset else tuple(items)
-
-    return parse
-
-
-def _check_namespace(name: str) -> str | None:
-    if len(name) > 63 or not _DNS_LABEL.match(name):
-        return f"{name!r} is not a valid namespace name (an RFC 1123 label)"
-    return None
-
-
-def _check_prefix(prefix: str) -> str | None:
-    if len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix):
-        return f"{prefix!r} is not a DNS subdomain (lowercase letters, digits, '-' and '.')"
-    return None
-
-
-def _check_compat(mode: str) -> str | None:
-    if mode not in COMPAT_MODES:
-        return f"{mode!r} is not one of {', '.join(repr(m) for m in sorted(COMPAT_MODES))}"
-    return None
-
-
-def _check_kind_name(name: str) -> str | None:
-    if name not in BUILTIN_KIND_NAMES:
-        return f"{name!r} is not a built-in kind ({', '.join(BUILTIN_KIND_NAMES)})"
-    return None
-
-
-def _check_url(url: str) -> str | None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
-        return f"{url!r} is not an http(s) URL"
-    return None
-
-
-def _check_secret_ref(ref: str) -> str | None:
-    namespace, _, name = ref.partition("/")
-    if not _check_namespace(namespace) and name and len(name) <= 253 and _DNS_SUBDOMAIN.match(name):
-        return None
-    return f"{ref!r} is not NAMESPACE/NAME of a Secret"
-
-
-def _check_secret_key(key: str) -> str | None:
-    if len(key) > 253 or not _SECRET_KEY.match(key):
-        return f"{key!r} is not a Secret key (letters, digits, '-', '_' and '.')"
-    return None
-
-
-def _seconds(value: object, from_text: bool) -> object:
-    """A timeout: seconds (a number) or a duration such as `10s`, at most 5 minutes."""
-    if isinstance(value, str) and not value.strip().replace(".", "", 1).isdigit():
-        seconds = cast(timedelta, _duration(value, from_text)).total_seconds()
-    else:
-        seconds = cast(float, _number(float, exclusive_minimum=0)(value, from_text))
-    if seconds > 300:
-        raise ValueError(f"{_describe(value)} is more than 5 minutes")
-    return seconds
-
-
-def _kinds(value: object, from_text: bool) -> object:
-    """Kinds: either Kind objects (a built Settings) or built-in kind names (file, environment, flags)."""
-    if isinstance(value, tuple) and all(isinstance(k, Kind) for k in value):
-        kind_names = [k.kind for k in value]
-        duplicates = sorted({n for n in kind_names if kind_names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"kind {duplicates[0]!r} is listed twice")
-        return value
-    names = cast(tuple[str, ...], _names(_check_kind_name, tuple)(value, from_text))
-    return tuple(k for k in BUILTIN_KINDS if k.kind in names)
-
-
-@dataclass(frozen=True)
-class _Field:
-    name: str
-    parse: Parser
-    key: tuple[str, ...] | None  # path in the config file; None when the file cannot set it
-
-    @property
-    def env(self) -> str:
-        return ENV_PREFIX + self.name.upper()
-
-    @property
-    def flag(self) -> str:
-        return {"namespaces": "--namespace", "verbosity": "-v"}.get(
-            self.name, "--" + self.name.replace("_", "-")
-        )
-
-
-_FIELDS: tuple[_Field, ...] = (
-    _Field("prefix", _string(_check_prefix), ("annotationPrefix",)),
-    _Field("namespaces", _names(_check_namespace, tuple), ("namespaces",)),
-    _Field("exclude_namespaces", _names(_check_namespace, tuple), ("excludeNamespaces",)),
-    _Field("kinds", _kinds, ("kinds",)),
-    _Field("first_sight", _choice("adopt", "rollout"), ("firstSight",)),
-    _Field("on_change", _choice("rollout", "notify"), ("onChange",)),
-    _Field("max_rollouts", _number(int, minimum=0, nullable=True), ("maxRollouts",)),
-    _Field("restart_window", _windows, ("restartWindow",)),
-    _Field("rollout_deadline", _duration, ("rolloutDeadline",)),
-    _Field("fail_on_stalled", _boolean, ("failOnStalled",)),
-    _Field("compat", _names(_check_compat, frozenset), ("compat",)),
-    _Field("fetch", _choice("auto", "list", "get"), ("fetch",)),
-    _Field("dry_run", _choice("none", "client", "server"), None),
-    _Field("output", _choice("text", "json"), None),
-    _Field("timeout", _number(float, exclusive_minimum=0), ("timeout",)),
-    _Field("request_timeout", _number(float, exclusive_minimum=0), ("requestTimeout",)),
-    _Field("qps", _number(float, minimum=0), ("qps",)),
-    _Field("concurrency", _number(int, minimum=1, maximum=32), ("concurrency",)),
-    _Field("page_size", _number(int, minimum=1, maximum=5000), ("pageSize",)),
-    _Field("hash_key_file", _string(nullable=True), ("hashKeyFile",)),
-    _Field("events", _boolean, ("events",)),
-    _Field("log_format", _choice("text", "json"), ("logging", "format")),
-    _Field("verbosity", _number(int, minimum=0, maximum=10), ("logging", "verbosity")),
-    _Field("pushgateway", _string(_check_url, nullable=True), ("pushgateway",)),
-    _Field("webhook_secret", _string(_check_secret_ref, nullable=True), ("notify", "webhook", "secret")),
-    _Field("webhook_key", _string(_check_secret_key), ("notify", "webhook", "key")),
-    _Field("webhook_timeout", _seconds, ("notify", "webhook", "timeout")),
-    _Field("webhook_cluster", _string(nullable=True), ("notify", "webhook", "cluster")),
-    _Field("kubeconfig", _string(nullable=True), None),
-    _Field("context", _string(nullable=True), None),
-)
-_BY_NAME = {spec.name: spec for spec in _FIELDS}
-assert set(_BY_NAME) | {"shard"} == {f.name for f in fields(Settings)}
+__all__ = ["ENV_PREFIX", "Settings", "Shard", "load_schema", "load_settings"]
 
 
 # --- the config file --------------------------------------------------------------------------------
@@ -443,13 +97,7 @@ def _schema_problem(error: jsonschema.ValidationError) -> tuple[str, str]:
 
 
 _PATTERN_CHECKS: dict[str, Callable[[str], str | None]] = {
-    "annotationPrefix": _check_prefix,
-    "namespaces": _check_namespace,
-    "excludeNamespaces": _check_namespace,
-    "pushgateway": _check_url,
-    "rolloutDeadline": _check_duration,
-    "secret": _check_secret_ref,
-    "key": _check_secret_key,
+    row.key[-1]: row.value.check for row in TABLE if row.key is not None and row.value.check is not None
 }
 
 
@@ -515,18 +163,6 @@ def _custom_kinds(path: str, entries: list[dict[str, Any]]) -> tuple[Kind, ...]:
 # --- resolution ----------------------------------------------------------------------------------------
 
 
-def _parse_shard(text: object) -> Shard:
-    match = _SHARD.match(text) if isinstance(text, str) else None
-    if not match:
-        raise ValueError(f"{_describe(text)} is not of the form I/N (0-based index I of N shards)")
-    index, count = int(match.group(1)), int(match.group(2))
-    if count < 1:
-        raise ValueError(f"{text!r}: the shard count must be at least 1")
-    if index >= count:
-        raise ValueError(f"{text!r}: the index must be below the count (0 <= I < N)")
-    return Shard(index, count)
-
-
 def _resolve_shard(
     config_path: str | None, document: Mapping[str, Any], env: Mapping[str, str], flags: Mapping[str, object]
 ) -> tuple[Shard | None, str]:
@@ -540,7 +176,7 @@ def _resolve_shard(
         if isinstance(value, Shard):
             return value, where
         try:
-            return _parse_shard(value), where
+            return parse_shard(value), where
         except ValueError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     count_where = ""
@@ -548,7 +184,7 @@ def _resolve_shard(
     if env.get(SHARDS_ENV, "").strip():
         count_where = SHARDS_ENV
         try:
-            count = cast(int, _number(int, minimum=1, maximum=1000)(env[SHARDS_ENV], True))
+            count = cast(int, BY_NAME["shards"].value.parse(env[SHARDS_ENV], True))
         except ValueError as exc:
             raise ConfigError(f"{SHARDS_ENV}: {exc}") from None
     elif "shards" in document:
@@ -561,7 +197,7 @@ def _resolve_shard(
             f"{count_where}: {count} shards need {JOB_INDEX_ENV} (set in an Indexed Job) or --shard I/{count}"
         )
     try:
-        index = cast(int, _number(int, minimum=0)(raw_index, True))
+        index = cast(int, _INDEX.parse(raw_index, True))
     except ValueError as exc:
         raise ConfigError(f"{JOB_INDEX_ENV}: {exc}") from None
     if index >= count:
@@ -593,7 +229,7 @@ def load_settings(
     field name, with argparse's values; a None value counts as not given. Raises ConfigError with a
     one-line message on any invalid value; an unknown flag key is a programming error (TypeError).
     """
-    unknown = sorted(set(flags) - set(_BY_NAME) - {"shard"})
+    unknown = sorted(set(flags) - {row.name for row in ATTRIBUTES})
     if unknown:
         raise TypeError(f"load_settings: unknown flag keys {unknown}")
 
@@ -603,11 +239,13 @@ def load_settings(
 
     values: dict[str, object] = {}
     origin: dict[str, str] = {}
-    for spec in _FIELDS:
+    for spec in ATTRIBUTES:
+        if spec.name in _APART:
+            continue
         raw: object
         from_text = False
         if flags.get(spec.name) is not None:
-            raw, where = flags[spec.name], spec.flag
+            raw, where = flags[spec.name], spec.flag_name
         elif env.get(spec.env, "").strip():
             raw, where, from_text = env[spec.env], spec.env, True
         elif spec.key is not None and _has(document, spec.key):
@@ -615,7 +253,7 @@ def load_settings(
         else:
             continue
         try:
-            values[spec.name] = spec.parse(raw, from_text)
+            values[spec.name] = spec.value.parse(raw, from_text)
         except ValueError as exc:
             raise ConfigError(_one_line(f"{where}: {exc}")) from None
         origin[spec.name] = where

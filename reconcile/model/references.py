@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 SourceKind = Literal["configmap", "secret"]
 KINDS: frozenset[SourceKind] = frozenset({"configmap", "secret"})
-COMPAT_RULES = frozenset({"reloader", "wave", "pod-reloader"})
 MAX_PROBLEMS = 10  # problems reported per workload; the rest are counted
 MAX_NAME = 253
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -52,6 +51,9 @@ _COMPAT_LISTS: dict[str, tuple[tuple[str, SourceKind], ...]] = {
         ("pod-reloader.cs.sap.com/secrets", "secret"),
     ),
 }
+# The compat vocabulary (config `compat`, its schema enum): the peers the tables above know, in their order.
+COMPAT_NAMES: tuple[str, ...] = tuple(dict.fromkeys((*_COMPAT_FLAGS, *_COMPAT_LISTS)))
+COMPAT_RULES = frozenset(COMPAT_NAMES)
 
 _KEY_REFS: tuple[tuple[str, SourceKind], ...] = (("configMapKeyRef", "configmap"), ("secretKeyRef", "secret"))
 _ENV_FROM: tuple[tuple[str, SourceKind], ...] = (("configMapRef", "configmap"), ("secretRef", "secret"))

@@ -1,0 +1,382 @@
+"""The kinds of value a setting can hold: each one a parser and the JSON Schema fragment of the same rules.
+
+Why together: a constraint (a minimum, a pattern, the choices) is written once, where both the loader's check
+and the generated config/schema.json take it from (reconcile/config/fields.py builds the table from these).
+A parser takes `(value, from_text)` (`from_text`: the value is text from the environment) and returns the
+typed value or raises ValueError naming the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from reconcile.model.kinds import BUILTIN_KINDS, Kind
+from reconcile.model.references import COMPAT_NAMES
+from reconcile.model.times import parse_duration
+from reconcile.model.windows import parse_windows
+
+BUILTIN_KIND_NAMES = tuple(k.kind for k in BUILTIN_KINDS)
+
+_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN = rf"{_LABEL}(\.{_LABEL})*"
+_DNS_LABEL = re.compile(rf"^{_LABEL}$")
+_DNS_SUBDOMAIN = re.compile(rf"^{_SUBDOMAIN}$")
+_SECRET_REF = rf"^{_LABEL}/{_SUBDOMAIN}$"
+_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+_URL = r"^https?://[^/\s]+(/\S*)?$"
+_DURATION = r"^\s*([0-9]+(\.[0-9]+)?[hmsHMS])+\s*$"
+_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+Parser = Callable[[object, bool], object]
+Check = Callable[[str], "str | None"]
+
+
+@dataclass(frozen=True)
+class Value:
+    """How one setting's value is checked: `parse` for every source, `schema` for the config file's key."""
+
+    parse: Parser
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    check: Check | None = None
+    """The text check behind a schema `pattern`, so a file's error reads as the flag's or variable's would."""
+
+
+def _describe(value: object) -> str:
+    return repr(value) if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _choice(*choices: str) -> Parser:
+    def parse(value: object, from_text: bool) -> object:
+        if isinstance(value, str) and value in choices:
+            return value
+        options = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{_describe(value)} is not one of {options}")
+
+    return parse
+
+
+def _number(
+    kind: type[int] | type[float],
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: float | None = None,
+    nullable: bool = False,
+) -> Parser:
+    def parse(value: object, from_text: bool) -> object:
+        if value is None and nullable:
+            return None
+        if from_text and isinstance(value, str):
+            text = value.strip()
+            if nullable and text.lower() in ("null", "none"):
+                return None
+            try:
+                value = int(text) if kind is int else float(text)
+            except ValueError:
+                noun = "an integer" if kind is int else "a number"
+                raise ValueError(f"{value!r} is not {noun}") from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            noun = "an integer" if kind is int else "a number"
+            raise ValueError(f"{_describe(value)} is not {noun}")
+        if kind is int and isinstance(value, float):
+            if not value.is_integer():
+                raise ValueError(f"{value} is not an integer")
+            value = int(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{value} is not a finite number")
+        if minimum is not None and value < minimum:
+            raise ValueError(f"{value} is less than the minimum of {minimum:g}")
+        if exclusive_minimum is not None and value <= exclusive_minimum:
+            raise ValueError(f"{value} is less than or equal to the minimum of {exclusive_minimum:g}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"{value} is greater than the maximum of {maximum:g}")
+        return kind(value)
+
+    return parse
+
+
+def _boolean(value: object, from_text: bool) -> object:
+    if isinstance(value, bool):
+        return value
+    if from_text and isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return True
+        if text in ("false", "0", "no", "off"):
+            return False
+    raise ValueError(f"{_describe(value)} is not a boolean (true or false)")
+
+
+def _windows(value: object, from_text: bool) -> object:
+    """A restart window value (reconcile/model/windows.py); empty means always open."""
+    if not isinstance(value, str):
+        raise ValueError(f"{_describe(value)} is not a string")
+    parse_windows(value)  # a WindowError names the window, the part and the problem
+    return value
+
+
+def _duration(value: object, from_text: bool) -> object:
+    """A positive duration: a timedelta (a built Settings) or text such as `10m` or `1h30m`."""
+    if isinstance(value, timedelta):
+        duration = value
+    elif isinstance(value, str):
+        duration = parse_duration(value)
+    else:
+        raise ValueError(f"{_describe(value)} is not a duration like 10m, 1h30m or 45s")
+    if duration <= timedelta(0):
+        raise ValueError(f"{_describe(value)} is not a positive duration")
+    return duration
+
+
+def _check_duration(text: str) -> str | None:
+    try:
+        _duration(text, True)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _string(check: Callable[[str], str | None] | None = None, *, nullable: bool = False) -> Parser:
+    def parse(value: object, from_text: bool) -> object:
+        if value is None and nullable:
+            return None
+        if from_text and nullable and isinstance(value, str) and value.strip().lower() in ("null", "none"):
+            return None
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{_describe(value)} is not a non-empty string")
+        problem = check(value) if check else None
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return parse
+
+
+def _names(
+    item: Callable[[str], str | None], container: type[tuple[Any, ...]] | type[frozenset[Any]]
+) -> Parser:
+    def parse(value: object, from_text: bool) -> object:
+        if from_text and isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, str) or not isinstance(value, (list, tuple, frozenset, set)):
+            raise ValueError(f"{_describe(value)} is not a list")
+        items: list[str] = []
+        for entry in value:
+            if not isinstance(entry, str):
+                raise ValueError(f"{_describe(entry)} is not a string")
+            problem = item(entry)
+            if problem:
+                raise ValueError(problem)
+            if entry in items:
+                raise ValueError(f"{entry!r} is listed twice")
+            items.append(entry)
+        return frozenset(items) if container is frozenset else tuple(items)
+
+    return parse
+
+
+def _check_namespace(name: str) -> str | None:
+    if len(name) > 63 or not _DNS_LABEL.match(name):
+        return f"{name!r} is not a valid namespace name (an RFC 1123 label)"
+    return None
+
+
+def _check_prefix(prefix: str) -> str | None:
+    if len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix):
+        return f"{prefix!r} is not a DNS subdomain (lowercase letters, digits, '-' and '.')"
+    return None
+
+
+def _check_compat(mode: str) -> str | None:
+    if mode not in COMPAT_NAMES:
+        return f"{mode!r} is not one of {', '.join(repr(m) for m in sorted(COMPAT_NAMES))}"
+    return None
+
+
+def _check_kind_name(name: str) -> str | None:
+    if name not in BUILTIN_KIND_NAMES:
+        return f"{name!r} is not a built-in kind ({', '.join(BUILTIN_KIND_NAMES)})"
+    return None
+
+
+def _check_url(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        return f"{url!r} is not an http(s) URL"
+    return None
+
+
+def _check_secret_ref(ref: str) -> str | None:
+    namespace, _, name = ref.partition("/")
+    if not _check_namespace(namespace) and name and len(name) <= 253 and _DNS_SUBDOMAIN.match(name):
+        return None
+    return f"{ref!r} is not NAMESPACE/NAME of a Secret"
+
+
+def _check_secret_key(key: str) -> str | None:
+    if len(key) > 253 or not _SECRET_KEY.match(key):
+        return f"{key!r} is not a Secret key (letters, digits, '-', '_' and '.')"
+    return None
+
+
+def _seconds(value: object, from_text: bool) -> object:
+    """A timeout: seconds (a number) or a duration such as `10s`, at most 5 minutes."""
+    if isinstance(value, str) and not value.strip().replace(".", "", 1).isdigit():
+        seconds = cast(timedelta, _duration(value, from_text)).total_seconds()
+    else:
+        seconds = cast(float, _number(float, exclusive_minimum=0)(value, from_text))
+    if seconds > 300:
+        raise ValueError(f"{_describe(value)} is more than 5 minutes")
+    return seconds
+
+
+def _kinds(value: object, from_text: bool) -> object:
+    """Kinds: either Kind objects (a built Settings) or built-in kind names (file, environment, flags)."""
+    if isinstance(value, tuple) and all(isinstance(k, Kind) for k in value):
+        kind_names = [k.kind for k in value]
+        duplicates = sorted({n for n in kind_names if kind_names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"kind {duplicates[0]!r} is listed twice")
+        return value
+    names = cast(tuple[str, ...], _names(_check_kind_name, tuple)(value, from_text))
+    return tuple(k for k in BUILTIN_KINDS if k.kind in names)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """This pod's slice of the workloads: `index` of `count` (0-based)."""
+
+    index: int
+    count: int
+
+    def __post_init__(self) -> None:
+        for name in ("index", "count"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"shard {name} must be an integer, not {value!r}")
+        if self.count < 1:
+            raise ValueError(f"shard count {self.count} is less than the minimum of 1")
+        if not 0 <= self.index < self.count:
+            raise ValueError(f"shard index {self.index} is not in 0..{self.count - 1}")
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def parse_shard(text: object) -> Shard:
+    """`I/N` (0-based index I of N shards)."""
+    match = _SHARD.match(text) if isinstance(text, str) else None
+    if not match:
+        raise ValueError(f"{_describe(text)} is not of the form I/N (0-based index I of N shards)")
+    index, count = int(match.group(1)), int(match.group(2))
+    if count < 1:
+        raise ValueError(f"{text!r}: the shard count must be at least 1")
+    if index >= count:
+        raise ValueError(f"{text!r}: the index must be below the count (0 <= I < N)")
+    return Shard(index, count)
+
+
+def _shard(value: object, from_text: bool) -> object:
+    if value is None or isinstance(value, Shard):
+        return value
+    return parse_shard(value)
+
+
+# --- the kinds of value the table uses ----------------------------------------------------------------
+
+
+def _nullable(kind: str | list[str], nullable: bool) -> str | list[str]:
+    if not nullable:
+        return kind
+    return [*(kind if isinstance(kind, list) else [kind]), "null"]
+
+
+def choice(*options: str) -> Value:
+    """One of `options` (the schema's enum; argparse's choices unless the flag says otherwise)."""
+    return Value(_choice(*options), {"enum": list(options)})
+
+
+def integer(*, minimum: int | None = None, maximum: int | None = None, nullable: bool = False) -> Value:
+    schema: dict[str, Any] = {"type": _nullable("integer", nullable)}
+    schema.update({k: v for k, v in (("minimum", minimum), ("maximum", maximum)) if v is not None})
+    return Value(_number(int, minimum=minimum, maximum=maximum, nullable=nullable), schema)
+
+
+def number(*, minimum: float | None = None, exclusive_minimum: float | None = None) -> Value:
+    schema: dict[str, Any] = {"type": "number"}
+    if exclusive_minimum is not None:
+        schema["exclusiveMinimum"] = exclusive_minimum
+    if minimum is not None:
+        schema["minimum"] = minimum
+    return Value(_number(float, minimum=minimum, exclusive_minimum=exclusive_minimum), schema)
+
+
+def boolean() -> Value:
+    return Value(_boolean, {"type": "boolean"})
+
+
+def text(check: Check | None = None, *, schema: Mapping[str, Any], nullable: bool = False) -> Value:
+    """A non-empty string (`nullable`: or null, also as `null`/`none` text); `schema` is its file rule."""
+    return Value(_string(check, nullable=nullable), schema, check)
+
+
+def names(check: Check, items: Mapping[str, Any], *, unique_set: bool = False) -> Value:
+    """A list of distinct names (a comma list in the environment): a tuple, or a frozenset if `unique_set`."""
+    container = frozenset if unique_set else tuple
+    schema = {"type": "array", "uniqueItems": True, "items": dict(items)}
+    return Value(_names(check, container), schema, check)
+
+
+NAMESPACE = {"$ref": "#/$defs/namespace"}
+PREFIX = text(
+    _check_prefix,
+    schema={"type": "string", "minLength": 1, "maxLength": 253, "pattern": _DNS_SUBDOMAIN.pattern},
+)
+NAMESPACES = names(_check_namespace, NAMESPACE)
+KINDS = Value(_kinds, {"type": "array", "uniqueItems": True, "items": {"enum": list(BUILTIN_KIND_NAMES)}})
+COMPAT = names(_check_compat, {"enum": list(COMPAT_NAMES)}, unique_set=True)
+WINDOWS = Value(_windows, {"type": "string"})
+DURATION = Value(_duration, {"type": "string", "pattern": _DURATION}, _check_duration)
+SECONDS = Value(_seconds, {"type": ["number", "string"]})
+FILE = text(nullable=True, schema={"type": ["string", "null"], "minLength": 1})
+URL = text(_check_url, nullable=True, schema={"type": ["string", "null"], "pattern": _URL})
+SECRET_REF = text(_check_secret_ref, nullable=True, schema={"type": "string", "pattern": _SECRET_REF})
+SECRET_KEY = text(_check_secret_key, schema={"type": "string", "pattern": _SECRET_KEY.pattern})
+NAME = text(nullable=True, schema={"type": "string", "minLength": 1})
+SHARD = Value(_shard)
+
+DEFS: dict[str, Any] = {
+    "namespace": {"type": "string", "minLength": 1, "maxLength": 63, "pattern": _DNS_LABEL.pattern},
+    "pointer": {"description": "An RFC 6901 JSON pointer.", "type": "string", "pattern": "^(/[^/]*)+$"},
+    "customKind": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["kind", "group", "version", "resource"],
+        "properties": {
+            "kind": {"type": "string", "pattern": "^[A-Z][A-Za-z0-9]*$"},
+            "group": {"type": "string", "pattern": f"^({_SUBDOMAIN})?$"},
+            "version": {"type": "string", "pattern": "^v[0-9]+((alpha|beta)[0-9]+)?$"},
+            "resource": {"type": "string", "pattern": _DNS_LABEL.pattern},
+            "namespaced": {"type": "boolean"},
+            "podTemplate": {"$ref": "#/$defs/pointer"},
+            "annotations": {"$ref": "#/$defs/pointer"},
+            "suspend": {"$ref": "#/$defs/pointer"},
+            "paused": {"$ref": "#/$defs/pointer"},
+        },
+        "oneOf": [
+            {"required": ["podTemplate"], "not": {"required": ["annotations"]}},
+            {"required": ["annotations"], "not": {"required": ["podTemplate"]}},
+        ],
+    },
+}
+"""The schema's shared definitions: a namespace name, a JSON pointer, a custom kind."""
+CUSTOM_KINDS = Value(
+    lambda value, from_text: value, {"type": "array", "items": {"$ref": "#/$defs/customKind"}}
+)
