@@ -113,6 +113,12 @@ def add_pass_flags(p: argparse.ArgumentParser) -> None:
         default=s,
         help="exit 1 when a rollout kube-rehash started is stalled",
     )
+    p.add_argument(
+        "--skip-if-pods-newer",
+        action=argparse.BooleanOptionalAction,
+        default=s,
+        help="record a change without a rollout when the workload's pods started after it (default: on)",
+    )
 
 
 def program_name(argv0: str) -> str:
@@ -157,7 +163,16 @@ def build_parser(prog: str = "kube-rehash") -> argparse.ArgumentParser:
 
 def flags_of(args: argparse.Namespace) -> dict[str, object]:
     """The settings fields the user actually gave as flags."""
-    names = (*COMMON_FLAGS, "max_rollouts", "shard", "fetch", "pushgateway", "dry_run", "fail_on_stalled")
+    names = (
+        *COMMON_FLAGS,
+        "max_rollouts",
+        "shard",
+        "fetch",
+        "pushgateway",
+        "dry_run",
+        "fail_on_stalled",
+        "skip_if_pods_newer",
+    )
     return {n: getattr(args, n) for n in names if n in vars(args) and n != "config"}
 
 

@@ -20,6 +20,7 @@ from concurrent.futures import Executor
 from typing import Any, Literal, TypeVar
 
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
+from reconcile.freshness import content_changed_at
 from reconcile.hashing import source_token
 from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
@@ -344,10 +345,14 @@ class SourceReader:
     ) -> None:
         self.contents_fetched += 1
         meta = result.found[key]
+        changed_at = content_changed_at(obj)  # a time, never content: kept next to the digest
         try:
             for keys in selections:
                 result.tokens[(key, keys)] = Hashed(
-                    source_token(key.kind, obj, keys, self.hash_key), meta.uid, meta.resource_version
+                    source_token(key.kind, obj, keys, self.hash_key),
+                    meta.uid,
+                    meta.resource_version,
+                    changed_at,
                 )
         except RehashError as exc:  # undecodable content fails the workloads that use this source
             result.broken[key] = exc

@@ -29,7 +29,13 @@ def plan_targets(
     sources = stage.read_sources(namespace, targets, [])
     if not sources.cut:
         sources.merge(stage.reader.contents(namespace, content_needed(targets, sources, stage.rules)))
-    return [(t, decide_target(t, sources, stage.rules)) for t in targets]
+    origins, refused = stage.read_origins(targets, sources) if not sources.cut else ({}, {})
+    return [
+        (t, Decision(Action.FAILED, refused[t.uid]))
+        if t.uid in refused
+        else (t, decide_target(t, sources, stage.rules, origin=origins.get(t.uid)))
+        for t in targets
+    ]
 
 
 def redecide(stage: ReadStage, target: Target) -> tuple[Target, Decision]:
@@ -55,6 +61,7 @@ def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rule
         notify=settings.on_change == "notify",
         windows=settings.restart_windows,
         rollout_deadline=settings.rollout_deadline,
+        skip_if_pods_newer=settings.skip_if_pods_newer,
     )
 
 

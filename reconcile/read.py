@@ -20,16 +20,20 @@ from concurrent.futures import Executor
 from reconcile.decide import (
     Rules,
     Snapshot,
+    change_times,
     confirm_recorded,
     content_needed,
+    decide_target,
     key_of,
     recorded_sources,
     target_from_records,
 )
 from reconcile.errors import PassCut, RehashError
 from reconcile.fetch import SourceReader
+from reconcile.freshness import Origin
 from reconcile.kube.client import KubeClient
 from reconcile.kube.kinds import Kind
+from reconcile.origins import read_origins
 from reconcile.plan import decide_early
 from reconcile.sources import NamespaceSources, Selection, SourceKey
 from reconcile.targets import Listed, Target, read_target
@@ -64,6 +68,7 @@ class ReadStage:
         views = FullViews()
         sources = NamespaceSources(namespace)
         stale: set[str] = set()
+        origins: dict[str, Origin] = {}
         trusted = [w for w in batch.workloads if w.uid in triage.trusted]
         try:
             wanted = [w for w in batch.workloads if w.uid in triage.need_spec]
@@ -83,6 +88,9 @@ class ReadStage:
                     sources.merge(
                         self.reader.contents(namespace, content_needed(views.targets, sources, self.rules))
                     )
+                if not sources.cut:
+                    origins, refused = self.read_origins(views.targets, sources)
+                    views.failed.update(refused)
         except PassCut:
             sources.cut = True
         snapshot = Snapshot(
@@ -91,8 +99,25 @@ class ReadStage:
             failed={uid: reason for uid, reason in views.failed.items()},
             gone=frozenset(views.gone),
             stale=frozenset(stale),
+            origins=origins,
         )
         return snapshot, sources.cut or views.cut
+
+    def read_origins(
+        self, targets: Sequence[Target], sources: NamespaceSources
+    ) -> tuple[dict[str, Origin], dict[str, str]]:
+        """The object of the current pod template of each workload that may already run its changed
+        config (`decide.change_times`; nothing is read for any other), and the workloads a 403 refused."""
+        wanted = {}
+        for target in targets:
+            changes = change_times(target, decide_target(target, sources, self.rules), sources, self.rules)
+            if changes is not None:
+                wanted[target.uid] = (target, changes)
+        if not wanted:
+            return {}, {}
+        origins, refused, cut = read_origins(self.client, self.executor, list(wanted.values()))
+        sources.cut |= cut
+        return origins, refused
 
     def read_views(self, listed: Sequence[Listed]) -> FullViews:
         """Whole objects of these workloads: from a full list read earlier, else by GET or namespace list."""

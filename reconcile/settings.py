@@ -76,6 +76,7 @@ class Settings:
     kinds: tuple[Kind, ...] = BUILTIN_KINDS
     first_sight: Literal["adopt", "rollout"] = "adopt"
     on_change: Literal["rollout", "notify"] = "rollout"
+    skip_if_pods_newer: bool = True
     max_rollouts: int | None = None
     restart_window: str = ""
     rollout_deadline: timedelta = timedelta(minutes=10)
@@ -324,6 +325,7 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("kinds", _kinds, ("kinds",)),
     _Field("first_sight", _choice("adopt", "rollout"), ("firstSight",)),
     _Field("on_change", _choice("rollout", "notify"), ("onChange",)),
+    _Field("skip_if_pods_newer", _boolean, ("skipIfPodsNewer",)),
     _Field("max_rollouts", _number(int, minimum=0, nullable=True), ("maxRollouts",)),
     _Field("restart_window", _windows, ("restartWindow",)),
     _Field("rollout_deadline", _duration, ("rolloutDeadline",)),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from reconcile.freshness import Lineage, lineage_of
 from reconcile.kube.kinds import Kind
 from reconcile.pointer import resolve
 from reconcile.refs import KINDS, Discovery, DiscoverySettings, Reference, discover, is_true
@@ -63,6 +64,10 @@ class Annotations:
     @property
     def on_change(self) -> str:
         return f"{self.prefix}/on-change"
+
+    @property
+    def superseded(self) -> str:
+        return f"{self.prefix}/superseded-template-hash"
 
 
 ON_CHANGE = ("rollout", "notify")
@@ -162,6 +167,9 @@ class Bookkeeping:
     rollout: RolloutRecord | None = None
     """Our last rollout, while its status is watched (and after, with state `complete`)."""
     facts: SpecFacts | None = None
+    superseded: str | None = None
+    """A pod-template hash whose pods started after the change to `config_hash` (`freshness`): while the
+    template still holds it, `config_hash` is what the pods run with."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +216,9 @@ class Target:
     status_view: Mapping[str, Any] | None = None
     """Generation, the spec fields the rollout status rules read, and `status`: kept only while our
     recorded rollout is unfinished, so its status is judged from this read without another GET."""
+    lineage: Lineage | None = None
+    """Deployment, StatefulSet, DaemonSet: what says which ReplicaSet/ControllerRevision is the current
+    template (`freshness`)."""
     unread: bool = False
     """Built from the records of a listed workload (`target_from_records`), not read: its write must test
     the generation, which proves the spec is still the one the records describe."""
@@ -368,6 +379,7 @@ def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookk
         inputs=parsed.inputs if parsed else "",
         rollout=parse_rollout(annotations.get(keys.rollout)),
         facts=parsed.facts if parsed else None,
+        superseded=superseded if isinstance(superseded := annotations.get(keys.superseded), str) else None,
     )
 
 
@@ -436,6 +448,7 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         inputs=target_inputs(discovery, kind),
         restart_window=WindowSetting(keys.restart_window, str(window)) if window is not None else None,
         status_view=status_view(obj) if watched else None,
+        lineage=lineage_of(obj, kind.kind) if kind.group == "apps" else None,
     )
 
 
