@@ -26,7 +26,7 @@ def app(kind: str, name: str, image: str) -> dict[str, Any]:
 
 
 def owned(kube: Kube, kind: str, name: str) -> list[dict[str, Any]]:
-    """The Deployment's ReplicaSets, or the StatefulSet's ControllerRevisions."""
+    """The Deployment's ReplicaSets, or the StatefulSet's or DaemonSet's ControllerRevisions."""
     return kube.replicasets(name) if kind == "Deployment" else kube.revisions(kind, name)
 
 
@@ -100,6 +100,14 @@ def test_a_statefulset_and_its_configmap_applied_together_roll_once(kube: Kube) 
 
 def test_a_configmap_changed_after_the_statefulsets_template_rolls_again(kube: Kube) -> None:
     check_a_later_change_still_rolls(kube, "StatefulSet", "db")
+
+
+def test_a_daemonset_and_its_configmap_applied_together_roll_once(kube: Kube) -> None:
+    check_one_restart_per_sync(kube, "DaemonSet", "agent")
+
+
+def test_a_configmap_changed_after_the_daemonsets_template_rolls_again(kube: Kube) -> None:
+    check_a_later_change_still_rolls(kube, "DaemonSet", "agent")
 
 
 def test_the_template_hash_our_rollout_wrote_is_superseded_not_rolled_again(kube: Kube) -> None:
