@@ -10,10 +10,23 @@ still rolls the workload.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import time
 from typing import Any
 
-from tests.real.conftest import HASH, PREFIX, Kube, configmap, pod_spec, template_hash, wait_until, workload
+from tests.real.conftest import (
+    CLI,
+    HASH,
+    PREFIX,
+    Kube,
+    configmap,
+    pod_spec,
+    template_hash,
+    wait_until,
+    workload,
+)
 
 SUPERSEDED = f"{PREFIX}/superseded-template-hash"
 ORIGIN_RESOURCES = {"replicasets", "controllerrevisions"}
@@ -127,6 +140,21 @@ def test_the_template_hash_our_rollout_wrote_is_superseded_not_rolled_again(kube
     annotations = kube.obj("Deployment", "web")["metadata"]["annotations"]
     assert annotations[SUPERSEDED] == ours and annotations[HASH] == synced.row("Deployment", "web")["hash"]
     kube.wait_settled("Deployment", "web")
+    argv = [
+        CLI,
+        "explain",
+        "deployment/web",
+        "-n",
+        kube.ns,
+        "-o",
+        "json",
+        "--kubeconfig",
+        str(kube.cp.kubeconfig),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE_REHASH_", "KUBECONFIG"))}
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60, env=env)
+    explained = json.loads(done.stdout)
+    assert explained["stored"]["superseded_template"] == ours and explained["action"] == "in-sync"
 
     kube.apply(app("Deployment", "web", "3"))  # a spec-only change: the pass reads the workload in full
     kube.wait_observed("Deployment", "web")
