@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconcile.decide import Rules, change_times, decide_target
-from reconcile.freshness import (
+from reconcile.policy.decide import Rules, change_times, decide_target
+from reconcile.model.freshness import (
     Change,
     Lineage,
     Origin,
@@ -24,13 +24,15 @@ from reconcile.freshness import (
     template_origin,
     tied_versions,
 )
-from reconcile.hashing import SourceToken, combine
-from reconcile.kube.kinds import DEPLOYMENT, STATEFULSET
-from reconcile.patches import build_patch
-from reconcile.plan import Action, decide
-from reconcile.refs import DiscoverySettings
-from reconcile.sources import Hashed, NamespaceSources, SourceKey, SourceMeta
-from reconcile.targets import Annotations, SourceRecord, format_records, read_target
+from reconcile.model.hashing import SourceToken, combine
+from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
+from reconcile.policy.patches import build_patch
+from reconcile.policy.decision import Action, decide
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.sources import Hashed, NamespaceSources, SourceKey, SourceMeta
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import SourceRecord, format_records
+from reconcile.model.workload import read_target
 
 T0 = datetime(2026, 11, 25, 12, 0, 0, tzinfo=UTC)
 KEYS = Annotations()

@@ -17,9 +17,9 @@ import pytest
 
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import KubeClient
-from reconcile.report import Report
-from reconcile.run import run_pass
-from reconcile.settings import Settings
+from reconcile.output.report import Report
+from reconcile.pipeline.run import run_pass
+from reconcile.config.settings import Settings
 from rehash_simulator import Simulator
 from tests.e2e.conftest import configmap, deployment, env_from
 
@@ -29,7 +29,7 @@ ORIGINS = r"/(replicasets|controllerrevisions)"
 @pytest.fixture
 def sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Simulator, Path]]:
     # As if the API server had recorded managedFields: every source's content changed long ago.
-    monkeypatch.setattr("reconcile.fetch.content_changed_at", lambda obj: datetime(2020, 1, 1, tzinfo=UTC))
+    monkeypatch.setattr("reconcile.pipeline.fetch.content_changed_at", lambda obj: datetime(2020, 1, 1, tzinfo=UTC))
     with Simulator(rollout_seconds=0.05).start() as simulator:
         simulator.store.create_many(
             [

@@ -1,4 +1,4 @@
-"""The HTTP contract of skipIfPodsNewer's reads (reconcile/origins.py): the exact metadata-only requests
+"""The HTTP contract of skipIfPodsNewer's reads (reconcile/pipeline/origins.py): the exact metadata-only requests
 for a Deployment's ReplicaSets, a StatefulSet's update revision and a DaemonSet's ControllerRevisions,
 the exact-resourceVersion list that decides a same-second tie, and what each failure means."""
 
@@ -16,13 +16,13 @@ import requests
 import responses
 import yaml
 
-from reconcile.freshness import Change, Origin
+from reconcile.model.freshness import Change, Origin
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import ClientOptions, KubeClient
-from reconcile.kube.kinds import DAEMONSET, DEPLOYMENT, STATEFULSET, Kind
-from reconcile.origins import read_origins
-from reconcile.refs import DiscoverySettings
-from reconcile.targets import Target, read_target
+from reconcile.model.kinds import DAEMONSET, DEPLOYMENT, STATEFULSET, Kind
+from reconcile.pipeline.origins import read_origins
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.workload import Target, read_target
 
 SERVER = "https://127.0.0.1:6443"
 META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"

@@ -1,6 +1,6 @@
 """One restart per sync, for real: a workload and its ConfigMap changed by one `kubectl apply` roll once.
 
-Why: the rule (`skipIfPodsNewer`, reconcile/freshness.py) compares times only the real API server writes
+Why: the rule (`skipIfPodsNewer`, reconcile/model/freshness.py) compares times only the real API server writes
 (managedFields times, the creationTimestamp of the ReplicaSet or ControllerRevision the real controllers
 create for the new template) and decides same-second ties with a list at an exact resourceVersion, which
 the simulator does not serve. Only the real controllers can show that the change of template really

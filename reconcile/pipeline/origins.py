@@ -20,11 +20,11 @@ from dataclasses import replace
 from typing import Any
 
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
-from reconcile.fetch import gather
-from reconcile.freshness import Change, Origin, names_in, template_origin, tied_versions
+from reconcile.pipeline.fetch import gather
+from reconcile.model.freshness import Change, Origin, names_in, template_origin, tied_versions
 from reconcile.kube.client import KubeClient
-from reconcile.kube.kinds import CONTROLLERREVISIONS, REPLICASETS, Resource
-from reconcile.targets import Target
+from reconcile.model.kinds import CONTROLLERREVISIONS, REPLICASETS, Resource
+from reconcile.model.workload import Target
 
 log = logging.getLogger(__name__)
 
