@@ -99,6 +99,9 @@ NAMESPACED_RULES: set[Rule] = (
         ["get", "list", "patch"],
     )
     | {("", "events", "create"), ("batch", "jobs", "create")}
+    # skipIfPodsNewer: when the current pod template started (metadata only).
+    | {("apps", "replicasets", "list"), ("apps", "controllerrevisions", "get")}
+    | {("apps", "controllerrevisions", "list")}
 )
 # A whole-cluster pass needs nothing more than a namespaced one: shards split the listed workloads and
 # excluded namespaces are filtered by field selector, so namespaces are never listed.

@@ -198,6 +198,16 @@ EXPECTED_ATOMS = {
         ]
         for v in ("get", "list", "patch")
     },
+    *{("apps", "replicasets", "list"), ("apps", "controllerrevisions", "get")},
+    ("apps", "controllerrevisions", "list"),
+}
+# skipIfPodsNewer's reads (when did a workload's current pod template start) happen only for a source
+# whose managedFields tell when its content changed; the simulator keeps no managedFields and serves no
+# ReplicaSets, so these are proven on the real kube-apiserver instead (tests/real/test_rbac.py).
+REAL_ONLY_ATOMS = {
+    ("apps", "replicasets", "list"),
+    ("apps", "controllerrevisions", "get"),
+    ("apps", "controllerrevisions", "list"),
 }
 
 
@@ -206,7 +216,7 @@ def test_the_cluster_role_grants_exactly_the_expected_permissions(cluster_rbac: 
     assert atoms_of(role["rules"]) == EXPECTED_ATOMS
 
 
-@pytest.mark.parametrize("atom", sorted(EXPECTED_ATOMS), ids=lambda a: f"{a[2]}-{a[1]}")
+@pytest.mark.parametrize("atom", sorted(EXPECTED_ATOMS - REAL_ONLY_ATOMS), ids=lambda a: f"{a[2]}-{a[1]}")
 def test_removing_any_single_permission_makes_a_pass_fail(
     atom: Atom, sim: tuple[Simulator, Path], cluster_rbac: list[dict[str, Any]]
 ) -> None:

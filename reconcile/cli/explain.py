@@ -57,6 +57,7 @@ class Explanation:
             "stored": {
                 "template": t.template_hash,
                 "metadata": t.bookkeeping.config_hash,
+                "superseded_template": t.bookkeeping.superseded,
                 "last_rollout": t.bookkeeping.last_rollout.isoformat()
                 if t.bookkeeping.last_rollout
                 else None,
@@ -81,6 +82,11 @@ class Explanation:
         lines.append(
             f"  stored hash:  template {stored['template'] or '-'}, metadata {stored['metadata'] or '-'}"
         )
+        if stored["superseded_template"]:
+            lines.append(
+                f"  superseded:   template {stored['superseded_template']}"
+                " (its pods started after the change: they run the metadata hash)"
+            )
         lines.append(f"  current hash: {doc['current'] or '-'}")
         window = doc["restart_window"]
         if window is not None:

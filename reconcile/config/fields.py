@@ -15,6 +15,7 @@ rows of `FILE_ONLY`, so the schema and the shipped files list them too.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import timedelta
 from functools import cached_property
@@ -44,8 +45,8 @@ class Flag:
     metavar: str | None = None
     choices: tuple[str, ...] | None = None
     """The flag's own choices; by default those of a `choice` value."""
+    action: str | type[argparse.Action] | None = None
     type: type[int] | type[float] | None = None
-    action: str | None = None
     nargs: str | None = None
     const: object = None
 
@@ -281,6 +282,22 @@ class Settings:
             14,
             action="store_true",
         ),
+    )
+    skip_if_pods_newer: bool = setting(
+        True,
+        "Record a change without a rollout when the workload's current pods started after it (one restart, "
+        "not two, when a sync changes a workload and its config together).",
+        POLICY,
+        v.boolean(),
+        ("skipIfPodsNewer",),
+        flag=Flag(
+            ("--skip-if-pods-newer",),
+            "record a change without a rollout when the workload's pods started after it (default: on)",
+            "pass",
+            15,
+            action=argparse.BooleanOptionalAction,
+        ),
+        details="See [Pods already newer than the change](#pods-already-newer-than-the-change).",
     )
     compat: frozenset[str] = setting(
         frozenset(),

@@ -252,6 +252,16 @@ class KubeClient:
 
         return ListPager(fetch, fetch_all)
 
+    def list_at(
+        self, path: str, *, resource_version: str, label_selector: str | None = None
+    ) -> dict[str, Any]:
+        """One unpaged metadata-only list of the collection exactly as it was at `resource_version`
+        (`resourceVersionMatch=Exact`; a 410 when etcd compacted that version away)."""
+        params = {"resourceVersion": resource_version, "resourceVersionMatch": "Exact"}
+        if label_selector:
+            params["labelSelector"] = label_selector
+        return self._call("list", "GET", path, params=params, accept=ACCEPT_METADATA_LIST)
+
     def list_items(
         self,
         path: str,

@@ -45,6 +45,10 @@ class Annotations:
     def on_change(self) -> str:
         return f"{self.prefix}/on-change"
 
+    @property
+    def superseded(self) -> str:
+        return f"{self.prefix}/superseded-template-hash"
+
 
 ON_CHANGE = ("rollout", "notify")
 """What a content change does: restart the pods, or record the hash and tell (Event, webhook)."""

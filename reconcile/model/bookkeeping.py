@@ -105,6 +105,9 @@ class Bookkeeping:
     rollout: RolloutRecord | None = None
     """Our last rollout, while its status is watched (and after, with state `complete`)."""
     facts: SpecFacts | None = None
+    superseded: str | None = None
+    """A pod-template hash whose pods started after the change to `config_hash` (`freshness`): while the
+    template still holds it, `config_hash` is what the pods run with."""
 
 
 @dataclass(frozen=True)
@@ -206,4 +209,5 @@ def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookk
         inputs=parsed.inputs if parsed else "",
         rollout=parse_rollout(annotations.get(keys.rollout)),
         facts=parsed.facts if parsed else None,
+        superseded=superseded if isinstance(superseded := annotations.get(keys.superseded), str) else None,
     )

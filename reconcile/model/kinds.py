@@ -47,6 +47,8 @@ CONFIGMAPS = Resource("", "v1", "configmaps")
 SECRETS = Resource("", "v1", "secrets")
 EVENTS = Resource("", "v1", "events")
 JOBS = Resource("batch", "v1", "jobs")
+REPLICASETS = Resource("apps", "v1", "replicasets")
+CONTROLLERREVISIONS = Resource("apps", "v1", "controllerrevisions")
 
 
 @dataclass(frozen=True)

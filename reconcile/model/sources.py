@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from reconcile.errors import RehashError
@@ -75,6 +76,8 @@ class Hashed:
     token: str
     uid: str
     resource_version: str
+    changed_at: datetime | None = None
+    """When that version's content last changed, from its managedFields (`freshness`); None: unknown."""
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 
 from reconcile.model.annotations import ON_CHANGE, Annotations, WindowSetting
 from reconcile.model.bookkeeping import Bookkeeping, SpecFacts, read_bookkeeping
+from reconcile.model.freshness import Lineage, lineage_of
 from reconcile.model.kinds import Kind
 from reconcile.model.pointer import resolve
 from reconcile.model.references import KINDS, Discovery, DiscoverySettings, Reference, discover, is_true
@@ -75,6 +76,9 @@ class Target:
     status_view: Mapping[str, Any] | None = None
     """Generation, the spec fields the rollout status rules read, and `status`: kept only while our
     recorded rollout is unfinished, so its status is judged from this read without another GET."""
+    lineage: Lineage | None = None
+    """Deployment, StatefulSet, DaemonSet: what says which ReplicaSet/ControllerRevision is the current
+    template (`freshness`)."""
     unread: bool = False
     """Built from the records of a listed workload (`target_from_records`), not read: its write must test
     the generation, which proves the spec is still the one the records describe."""
@@ -242,6 +246,7 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
         problems=tuple(dict.fromkeys(discovery.problems + listed.problems)),
         template_present=isinstance(resolve(obj, holder), Mapping),
         status_view=status_view(obj) if watched else None,
+        lineage=lineage_of(obj, kind.kind) if kind.group == "apps" else None,
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
 from reconcile.kube.client import KubeClient, namespace_exclusions
+from reconcile.model.freshness import content_changed_at
 from reconcile.model.hashing import source_token
 from reconcile.model.kinds import CONFIGMAPS, SECRETS, Resource
 from reconcile.model.references import DiscoverySettings
@@ -338,10 +339,14 @@ class SourceReader:
     ) -> None:
         self.contents_fetched += 1
         meta = result.found[key]
+        changed_at = content_changed_at(obj)  # a time, never content: kept next to the digest
         try:
             for keys in selections:
                 result.tokens[(key, keys)] = Hashed(
-                    source_token(key.kind, obj, keys, self.hash_key), meta.uid, meta.resource_version
+                    source_token(key.kind, obj, keys, self.hash_key),
+                    meta.uid,
+                    meta.resource_version,
+                    changed_at,
                 )
         except RehashError as exc:  # undecodable content fails the workloads that use this source
             result.broken[key] = exc

@@ -14,6 +14,7 @@ from datetime import datetime
 from reconcile.config.settings import Settings
 from reconcile.errors import PassCut
 from reconcile.kube.client import KubeClient
+from reconcile.model.freshness import Origin
 from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import NamespaceSources
@@ -23,7 +24,13 @@ from reconcile.pipeline.read import ReadStage
 from reconcile.pipeline.views import FullViews
 from reconcile.policy.decide import Planned, decide_batch, decide_target, target_from_records, undecided
 from reconcile.policy.decision import Action, Decision
-from reconcile.policy.needs import confirm_trusted, content_needed, content_to_read, metadata_to_read
+from reconcile.policy.needs import (
+    confirm_trusted,
+    content_needed,
+    content_to_read,
+    metadata_to_read,
+    origins_to_read,
+)
 from reconcile.policy.rules import Rules
 from reconcile.policy.snapshot import Snapshot
 from reconcile.policy.triage import Batch, Triage
@@ -45,6 +52,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
     views = FullViews()
     sources = NamespaceSources(namespace)
     confirmed: dict[str, Decision] = {}
+    origins: dict[str, Origin] = {}
     trusted = [w for w in batch.workloads if w.uid in triage.trusted]
     try:
         views = stage.read_views([w for w in batch.workloads if w.uid in triage.need_spec])
@@ -65,6 +73,10 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
                 sources.merge(stage.read_metadata(namespace, *metadata_to_read(read_live, [], sources)))
             if not sources.cut:
                 sources.merge(stage.read_contents(namespace, content_needed(live, sources, rules)))
+            if not sources.cut:
+                origins, refused, cut = stage.read_origins(origins_to_read(live, sources, rules))
+                sources.cut |= cut
+                views.failed.update(refused)
     except PassCut:
         sources.cut = True
     return Snapshot(
@@ -73,6 +85,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
         failed=dict(views.failed),
         gone=frozenset(views.gone),
         confirmed=confirmed,
+        origins=origins,
     )
 
 
@@ -92,7 +105,16 @@ def plan_targets(
 ) -> list[tuple[Target, Decision]]:
     """Read the sources of these full views of one namespace, then decide each."""
     sources = read_for(stage, namespace, targets, rules)
-    return [(t, decide_target(t, sources, rules)) for t in targets]
+    origins: dict[str, Origin] = {}
+    refused: dict[str, str] = {}
+    if not sources.cut:
+        origins, refused, _cut = stage.read_origins(origins_to_read(undecided(targets), sources, rules))
+    return [
+        (t, Decision(Action.FAILED, refused[t.uid]))
+        if t.uid in refused
+        else (t, decide_target(t, sources, rules, origin=origins.get(t.uid)))
+        for t in targets
+    ]
 
 
 def read_for(stage: ReadStage, namespace: str, targets: Sequence[Target], rules: Rules) -> NamespaceSources:
@@ -127,6 +149,7 @@ def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rule
         notify=settings.on_change == "notify",
         windows=settings.restart_windows,
         rollout_deadline=settings.rollout_deadline,
+        skip_if_pods_newer=settings.skip_if_pods_newer,
     )
 
 

@@ -16,11 +16,13 @@ from concurrent.futures import Executor
 
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
+from reconcile.model.freshness import Change, Origin
 from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import NamespaceSources, Selection, SourceKey
 from reconcile.model.workload import Listed, Target, read_target
 from reconcile.pipeline.fetch import SourceReader
+from reconcile.pipeline.origins import read_origins
 from reconcile.pipeline.views import Census, FullViews, read_full
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,15 @@ class ReadStage:
     def read_contents(self, namespace: str, wanted: Mapping[SourceKey, set[Selection]]) -> NamespaceSources:
         """Content digests (with the identities they came with) of these sources."""
         return self.reader.contents(namespace, wanted) if wanted else NamespaceSources(namespace)
+
+    def read_origins(
+        self, wanted: Sequence[tuple[Target, Mapping[str, Change]]]
+    ) -> tuple[dict[str, Origin], dict[str, str], bool]:
+        """The object of the current pod template of each of these workloads (`pipeline.origins`), the
+        workloads whose read a 403 refused, and whether the budget cut the reads short."""
+        if not wanted:
+            return {}, {}, False
+        return read_origins(self.client, self.executor, wanted)
 
     def read_metadata(
         self, namespace: str, wanted: Mapping[str, set[str]], search: frozenset[str]

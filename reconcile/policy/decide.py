@@ -14,13 +14,22 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reconcile.model.bookkeeping import SourceRecord
+from reconcile.model.freshness import Change, Origin, fresh_reason, pods_newer
 from reconcile.model.hashing import WHOLE, selection_tag
 from reconcile.model.references import KINDS, source_ignored
 from reconcile.model.rollouts import check
 from reconcile.model.sources import NamespaceSources, SourceKey
 from reconcile.model.workload import Listed, Target, stamp_holds
 from reconcile.policy.classify import absent_record, classify, key_of
-from reconcile.policy.decision import Action, Decision, decide, decide_early, defer_for_budget, observed_from
+from reconcile.policy.decision import (
+    Action,
+    Decision,
+    Deferral,
+    decide,
+    decide_early,
+    defer_for_budget,
+    observed_from,
+)
 from reconcile.policy.rules import Rules
 from reconcile.policy.snapshot import Snapshot
 
@@ -62,8 +71,14 @@ def unknown_inputs(target: Target, sources: NamespaceSources) -> tuple[str | Non
     return None, False
 
 
-def decide_target(target: Target, sources: NamespaceSources, rules: Rules) -> Decision:
-    """The decision for one full view over what the snapshot knows of its namespace's sources."""
+def decide_target(
+    target: Target, sources: NamespaceSources, rules: Rules, *, origin: Origin | None = None
+) -> Decision:
+    """The decision for one full view over what the snapshot knows of its namespace's sources.
+
+    `origin`: the ReplicaSet or ControllerRevision of the workload's current pod template (`freshness`),
+    read only for the workloads `change_times` names; when every changed source changed before it
+    started, `refresh` instead of a rollout."""
     early = decide_early(target)
     if early is not None:
         return early
@@ -106,9 +121,48 @@ def decide_target(target: Target, sources: NamespaceSources, rules: Rules) -> De
         notify=rules.notify,
         windows=rules.windows,
     )
+    if origin is not None:
+        times = change_times(target, decision, sources, rules)
+        if times is not None and pods_newer(times, origin):
+            decision = replace(
+                decision, action=Action.REFRESH, reason=fresh_reason(decision.changed), deferral=None
+            )
     if target.problems:
         decision = replace(decision, reason=f"{decision.reason} (note: {'; '.join(target.problems)})")
     return decision
+
+
+ROLLING = (Deferral.WINDOW, Deferral.MIN_INTERVAL)
+"""Deferrals of a rollout that a workload whose pods are newer than the change no longer needs."""
+
+
+def change_times(
+    target: Target, decision: Decision, sources: NamespaceSources, rules: Rules
+) -> dict[str, Change] | None:
+    """When each changed source's content last changed, for a workload that may already run it: the
+    hash changed (a rollout, or one held by a window or min-interval), the spec moved since our record
+    (someone else changed the workload: its controller may have started a template after the change),
+    and every changed source's time is known. None: roll as usual, without reading anything more."""
+    lineage = target.lineage
+    book = target.bookkeeping
+    if not rules.skip_if_pods_newer or target.unread or lineage is None or not lineage.settled:
+        return None
+    if book.generation is None or target.generation is None or target.generation == book.generation:
+        return None
+    if not (decision.action is Action.ROLLOUT or decision.deferral in ROLLING):
+        return None
+    observed = decision.observed
+    if decision.previous is None or not decision.changed or observed is None:
+        return None
+    if book.key_fingerprint != observed.key_fingerprint:
+        return None
+    by_label = {
+        key.label: Change(hashed.changed_at, hashed.resource_version)
+        for (key, _keys), hashed in sources.tokens.items()
+    }
+    times = {label: by_label.get(label) for label in decision.changed}
+    known = {label: c for label, c in times.items() if c is not None and c.at is not None}
+    return known if len(known) == len(times) else None
 
 
 def confirm_recorded(listed: Listed, sources: NamespaceSources, rules: Rules) -> Decision | None:
@@ -197,7 +251,7 @@ def decide_batch(
             out.append(Planned(listed, Decision(Action.FAILED, snapshot.failed[uid])))
         elif uid in snapshot.full:
             full = snapshot.full[uid]
-            decision = decide_target(full, snapshot.sources, rules)
+            decision = decide_target(full, snapshot.sources, rules, origin=snapshot.origins.get(uid))
             out.append(
                 Planned(full.listed, with_rollout(full.listed, decision, full.status_view, rules), full)
             )

@@ -234,6 +234,8 @@ def _decide(target: Target, observed: Observed, *, now: datetime, first_sight_ro
     current = observed.config_hash
     book = target.bookkeeping
     stored = target.template_hash or book.config_hash
+    if target.template_hash is not None and target.template_hash == book.superseded and book.config_hash:
+        stored = book.config_hash  # the template's pods started after that change (freshness)
     base = Decision(
         Action.IN_SYNC, "", config_hash=current, previous=stored, configs=configs, observed=observed
     )

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reconcile.model.freshness import Change
 from reconcile.model.sources import NamespaceSources, Selection, SourceKey
 from reconcile.model.workload import Listed, Target
 from reconcile.policy.classify import classify, key_of, recorded_sources
-from reconcile.policy.decide import confirm_recorded
+from reconcile.policy.decide import change_times, confirm_recorded, decide_target
 from reconcile.policy.decision import Decision
 from reconcile.policy.rules import Rules
 
@@ -61,6 +62,19 @@ def confirm_trusted(
         if decision is not None:
             confirmed[workload.uid] = decision
     return confirmed
+
+
+def origins_to_read(
+    live: Sequence[Target], sources: NamespaceSources, rules: Rules
+) -> list[tuple[Target, dict[str, Change]]]:
+    """The undecided full views whose pods may already run their changed config, with the change time
+    of each changed source: only for these is the current template's object read (`decide.change_times`)."""
+    wanted: list[tuple[Target, dict[str, Change]]] = []
+    for target in live:
+        changes = change_times(target, decide_target(target, sources, rules), sources, rules)
+        if changes is not None:
+            wanted.append((target, changes))
+    return wanted
 
 
 def content_needed(live: Sequence[Target], sources: NamespaceSources, rules: Rules) -> Wanted:

@@ -105,6 +105,16 @@ def build_patch(
         facts=facts_after(target, decision.config_hash, rollout=rollout),
     )
     ops.append(add_op(metadata_path(keys.sources), records))
+    template_hash = target.template_hash
+    if (
+        decision.action is Action.REFRESH
+        and template_hash is not None
+        and template_hash != decision.config_hash
+    ):
+        # The pods of this template started after the change (freshness): it stands for the new hash.
+        ops.append(add_op(metadata_path(keys.superseded), template_hash))
+    elif rollout and target.bookkeeping.superseded is not None:
+        ops.append({"op": "remove", "path": metadata_path(keys.superseded)})
     if rollout:
         ops.append(add_op(metadata_path(keys.last_rollout), format_time(now)))
         if target.kind.kind in WATCHED_KINDS:

@@ -25,6 +25,8 @@ class Rules:
     """`restartWindow`: the windows of workloads without the restart-window annotation."""
     rollout_deadline: timedelta = timedelta(minutes=10)
     """`rolloutDeadline`: when a StatefulSet's or DaemonSet's unfinished rollout counts as stalled."""
+    skip_if_pods_newer: bool = True
+    """`skipIfPodsNewer`: a change older than the workload's current template is recorded, not rolled."""
 
     @property
     def fingerprint(self) -> str:

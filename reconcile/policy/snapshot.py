@@ -4,8 +4,9 @@ as the read stage found it (built by `pipeline.planner`, read by `policy.decide`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from reconcile.model.freshness import Origin
 from reconcile.model.sources import NamespaceSources
 from reconcile.model.workload import Target
 from reconcile.policy.decision import Decision
@@ -24,3 +25,5 @@ class Snapshot:
     """uids deleted or opted out since they were listed: no report row."""
     confirmed: Mapping[str, Decision]
     """Trusted workloads whose records still hold, confirmed in sync without reading them."""
+    origins: Mapping[str, Origin] = field(default_factory=dict)
+    """uid -> the object of its current pod template, for the workloads `decide.change_times` named."""

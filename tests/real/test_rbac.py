@@ -38,6 +38,10 @@ from tests.real.conftest import (
 SA_USER = "system:serviceaccount:kube-rehash:kube-rehash"
 SA_GROUPS = ["system:serviceaccounts", "system:serviceaccounts:kube-rehash", "system:authenticated"]
 TEAMS = ("team-a", "team-b")
+# Workloads whose template each round changes just before their sources: the pass then asks when their
+# current template started (skipIfPodsNewer: ReplicaSets listed, a ControllerRevision read by name,
+# ControllerRevisions listed), so every rule for those reads is used, and they still roll.
+BUMPED = (("Deployment", "app"), ("StatefulSet", "db"), ("DaemonSet", "agent"))
 
 
 @dataclass
@@ -70,11 +74,23 @@ class Install:
                     replicas=1,
                 ),
                 cronjob("nightly", pod_spec(configmaps=("app-config",)), {f"{PREFIX}/run-on-change": "true"}),
+                workload("StatefulSet", "db", pod_spec(configmaps=("app-config",)), replicas=1),
+                workload("DaemonSet", "agent", pod_spec(configmaps=("app-config",))),
             )
 
     def change_sources(self) -> None:
-        """New content in every source: the next pass rolls, records Events and creates run-on-change Jobs."""
+        """New templates for the BUMPED workloads (observed by their controllers), then new content in every
+        source: the next pass rolls, records Events and creates run-on-change Jobs."""
         self.round += 1
+        for ns in TEAMS:
+            team = Kube(self.cp, ns, self.kube.tmp)
+            for kind, name in BUMPED:
+                bump = {"metadata": {"annotations": {"round": str(self.round)}}}
+                team.patch(kind, name, {"spec": {"template": bump}})
+        for ns in TEAMS:
+            team = Kube(self.cp, ns, self.kube.tmp)
+            for kind, name in BUMPED:
+                wait_until(f"{kind}/{name} observed", functools.partial(observed, team, kind, name), 30)
         for ns in TEAMS:
             team = Kube(self.cp, ns, self.kube.tmp)
             team.apply(configmap("app-config", {"round": str(self.round)}))
@@ -109,6 +125,11 @@ class Install:
 
     def denied(self, rule: dict[str, Any]) -> bool:
         return not self.allowed(rule)
+
+
+def observed(team: Kube, kind: str, name: str) -> bool:
+    obj = team.obj(kind, name)
+    return bool(obj.get("status", {}).get("observedGeneration", 0) >= obj["metadata"]["generation"])
 
 
 def _apply_overlay(kube: Kube, overlay: str, tmp: Path) -> Install:
@@ -177,11 +198,11 @@ def test_overlay_grants_every_permission_a_pass_uses_and_no_rule_is_superfluous(
 
     adopted = install.rehash()
     assert adopted.code == 0, adopted.stdout + adopted.stderr
-    assert adopted.report["summary"]["adopt"] == 2 * len(TEAMS), adopted.stdout
+    assert adopted.report["summary"]["adopt"] == 4 * len(TEAMS), adopted.stdout
     install.change_sources()
     rolled = install.rehash()
     assert rolled.code == 0, rolled.stdout + rolled.stderr
-    assert rolled.report["summary"]["rollout"] == 2 * len(TEAMS), rolled.stdout
+    assert rolled.report["summary"]["rollout"] == 4 * len(TEAMS), rolled.stdout
     assert rolled.failed() == []
     if install.overlay == "cluster":
         for shard in ("0/2", "1/2"):
@@ -197,6 +218,8 @@ def test_overlay_grants_every_permission_a_pass_uses_and_no_rule_is_superfluous(
         ("create", "events"),
         ("create", "jobs"),
     } <= writes
+    reads = {(e.verb, e.resource) for e in requests}
+    assert {("list", "replicasets"), ("get", "controllerrevisions"), ("list", "controllerrevisions")} <= reads
 
     # Every rule, removed alone, makes a pass fail visibly.
     rules: list[dict[str, Any]] = install.role["rules"]
