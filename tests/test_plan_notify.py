@@ -89,3 +89,14 @@ def test_the_on_change_annotation_follows_the_prefix_and_a_bad_value_is_a_proble
     view = read_target(bad, DEPLOYMENT, settings)
     assert view.on_change is None
     assert view.problems == ("example.com/on-change: 'page' is not one of rollout, notify",)
+
+
+def test_a_notified_change_is_not_notified_again_when_the_template_keeps_an_older_rollouts_hash() -> None:
+    # Rolled once (template v1:old), then switched to notify mode and notified of v1:new on metadata only.
+    notified_before = revise(
+        CHANGED, on_change="notify", bookkeeping=replace(STORED, config_hash="v1:new", records=(REC_A2,))
+    )
+    decision = decide(notified_before, observed(), now=NOW)
+    assert decision.action is not Action.NOTIFY
+    assert decision.action in (Action.IN_SYNC, Action.REFRESH)
+    assert decision.previous == "v1:new"

@@ -210,8 +210,9 @@ def decide(
     `windows` is the config's default restart window; a rollout of a kind that restarts pods is
     `deferred` outside the workload's windows (adoption, refresh, notification and CronJobs never are).
     `notify` is the config's `onChange: notify` (see `notifies`)."""
-    planned = _decide(target, observed, now=now, first_sight_rollout=first_sight_rollout)
-    if notifies(target, notify):
+    notified = notifies(target, notify)
+    planned = _decide(target, observed, now=now, first_sight_rollout=first_sight_rollout, notified=notified)
+    if notified:
         if planned.action is Action.ROLLOUT and planned.previous is None:
             return replace(
                 planned, action=Action.ADOPT, reason="first sight (on-change: notify): hash recorded"
@@ -226,7 +227,9 @@ def decide(
     return defer(planned, Deferral.WINDOW, join(closed, planned.reason))
 
 
-def _decide(target: Target, observed: Observed, *, now: datetime, first_sight_rollout: bool) -> Decision:
+def _decide(
+    target: Target, observed: Observed, *, now: datetime, first_sight_rollout: bool, notified: bool = False
+) -> Decision:
     configs = tuple(r.label for r in observed.records)
     if observed.missing_required:
         missing = bounded_join(observed.missing_required)
@@ -236,6 +239,10 @@ def _decide(target: Target, observed: Observed, *, now: datetime, first_sight_ro
     stored = target.template_hash or book.config_hash
     if target.template_hash is not None and target.template_hash == book.superseded and book.config_hash:
         stored = book.config_hash  # the template's pods started after that change (freshness)
+    if notified and book.config_hash:
+        stored = (
+            book.config_hash
+        )  # notify mode records on metadata only: a template hash is an older rollout's
     base = Decision(
         Action.IN_SYNC, "", config_hash=current, previous=stored, configs=configs, observed=observed
     )
