@@ -380,7 +380,7 @@ def memory_main(args: argparse.Namespace, base: Shape, results: dict[str, Any]) 
             results["memory"][str(factor)] = memory_scenario(
                 base.scaled(factor),
                 Path(tmp),
-                kube_rehash=KUBE_REHASH,
+                kube_rehash=[sys.executable, "-m", "reconcile"],
                 change_fraction=args.change_fraction,
                 first_at_defaults=factor in first_at,
             )

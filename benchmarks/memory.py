@@ -16,7 +16,9 @@ it from one simulator and measures, each as a child process whose peak RSS is it
    240 s budget and adopts only part of the cluster, as a first install at the defaults does.
 
 It also records the simulator's own RSS (`VmRSS` after loading, `VmHWM` at the end) and the size of the
-generated file, which is what the 10x shape had to fit on the machine.
+generated file, which is what the 10x shape had to fit on the machine. kube-rehash is run as
+`python -m reconcile` (`kube_rehash`), so the tree on `PYTHONPATH` is measured even when the venv's
+`kube-rehash` console script was installed from another checkout.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def memory_scenario(
     shape: Shape,
     workdir: Path,
     *,
-    kube_rehash: str,
+    kube_rehash: list[str],
     change_fraction: float = 0.05,
     first_at_defaults: bool = True,
     log: Any = print,
@@ -98,8 +100,8 @@ def memory_scenario(
         result["simulator"] = {"rss_mb_loaded": round(status_kib(pid, "VmRSS") / 1024, 1)}
         log(f"  simulator loaded: {result['simulator']['rss_mb_loaded']} MB RSS")
         kubeconfig = str(sim.kubeconfig)
-        qps0 = [kube_rehash, "run", "-o", "json", "--kubeconfig", kubeconfig, "--config", str(config)]
-        shipped = [kube_rehash, "run", "-o", "json", "--kubeconfig", kubeconfig]
+        qps0 = [*kube_rehash, "run", "-o", "json", "--kubeconfig", kubeconfig, "--config", str(config)]
+        shipped = [*kube_rehash, "run", "-o", "json", "--kubeconfig", kubeconfig]
 
         def record(mode: str, name: str, argv: list[str]) -> dict[str, Any]:
             row = rehash_row(measure("kube-rehash", argv, sim))
@@ -150,7 +152,7 @@ def memory_scenario(
         result["simulator"]["hwm_mb"] = round(status_kib(pid, "VmHWM") / 1024, 1)
     if first_at_defaults:
         with SimulatorProcess(load, workdir, rollout_seconds=ROLLOUT_SECONDS) as sim:
-            argv = [kube_rehash, "run", "-o", "json", "--kubeconfig", str(sim.kubeconfig)]
+            argv = [*kube_rehash, "run", "-o", "json", "--kubeconfig", str(sim.kubeconfig)]
             row = rehash_row(measure("kube-rehash", argv, sim))
             result["defaults"]["first"] = row
             log(
