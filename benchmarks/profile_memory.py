@@ -13,9 +13,11 @@
    `reconcile.cli.main(["run", "-o", "json", ...])` at `qps: 0` with stdout sent to /dev/null. A sampler
    thread polls `tracemalloc.get_traced_memory()` every 20 ms and takes a snapshot whenever the traced size
    exceeds the one at the last snapshot by 5%; the largest snapshot is the pass's profile.
-3. Per snapshot: the top sites by size, keyed two ways, innermost frame (`file:line`, as tracemalloc's
-   `lineno` statistics) and the innermost frame inside reconcile/ (the code that asked for the memory, e.g.
-   a `json.loads` inside reconcile/kube/client.py), with sizes and counts.
+3. Per snapshot: the top sites by size, keyed three ways: the innermost frame (`file:line`, as
+   tracemalloc's `lineno` statistics); the outermost frame inside reconcile/ among the 20 traced
+   (`by_reconcile_caller`: the pass-level code that asked for the memory, e.g. fetch.py's loop over a
+   cluster-wide list rather than the `json.loads` under it); and the innermost frame inside reconcile/
+   (`by_reconcile_innermost`), with sizes and counts. (The run in PROFILE.md predates the third key.)
 
 Secret values are never printed: only allocation sites, sizes and counts. Run from the worktree with
 `PYTHONPATH=<tree>:<tree>/simulator` so the tree's `reconcile` is the one profiled.
@@ -128,12 +130,29 @@ def short(filename: str) -> str:
     return filename
 
 
-def reconcile_frame(trace: tracemalloc.Traceback) -> str:
-    """The innermost frame inside reconcile/ ("file:line"), or the innermost frame when there is none."""
-    for frame in trace:  # innermost first (tracemalloc's default order)
+def reconcile_frame(trace: tracemalloc.Traceback, *, innermost: bool = False) -> str:
+    """A frame inside reconcile/ ("file:line"): by default the outermost one among the `FRAMES` most
+    recent frames tracemalloc kept (a `Traceback` runs oldest first), which names the pass-level call
+    that asked for the memory (e.g. fetch.py's cluster-wide list loop, not the `json.loads` under it);
+    with `innermost`, the one closest to the allocation. The innermost frame when none is in reconcile/."""
+    frames = list(reversed(trace)) if innermost else list(trace)
+    for frame in frames:
         if "/reconcile/" in frame.filename:
             return f"{short(frame.filename)}:{frame.lineno}"
-    return f"{short(trace[0].filename)}:{trace[0].lineno} (outside reconcile)"
+    last = trace[len(trace) - 1]
+    return f"{short(last.filename)}:{last.lineno} (outside reconcile)"
+
+
+def grouped(stats: list[tracemalloc.Statistic], top: int, *, innermost: bool) -> list[dict[str, Any]]:
+    callers: dict[str, list[int]] = {}
+    for stat in stats:
+        entry = callers.setdefault(reconcile_frame(stat.traceback, innermost=innermost), [0, 0])
+        entry[0] += stat.size
+        entry[1] += stat.count
+    return [
+        {"site": site, "kb": size // 1024, "count": count}
+        for site, (size, count) in sorted(callers.items(), key=lambda kv: -kv[1][0])[:top]
+    ]
 
 
 def describe(snapshot: tracemalloc.Snapshot, top: int) -> dict[str, Any]:
@@ -153,18 +172,12 @@ def describe(snapshot: tracemalloc.Snapshot, top: int) -> dict[str, Any]:
         }
         for s in lines[:top]
     ]
-    callers: dict[str, list[int]] = {}
-    for stat in snapshot.statistics("traceback"):
-        entry = callers.setdefault(reconcile_frame(stat.traceback), [0, 0])
-        entry[0] += stat.size
-        entry[1] += stat.count
-    by_caller = [
-        {"site": site, "kb": size // 1024, "count": count}
-        for site, (size, count) in sorted(callers.items(), key=lambda kv: -kv[1][0])[:top]
-    ]
+    traces = snapshot.statistics("traceback")
+    by_caller = grouped(traces, top, innermost=False)
+    by_innermost = grouped(traces, top, innermost=True)
     imports = sum(
         s.size
-        for s in snapshot.statistics("traceback")
+        for s in traces
         if any("importlib" in f.filename or f.filename.startswith("<frozen") for f in s.traceback)
     )
     return {
@@ -172,6 +185,7 @@ def describe(snapshot: tracemalloc.Snapshot, top: int) -> dict[str, Any]:
         "import_kb": imports // 1024,
         "by_line": by_line,
         "by_reconcile_caller": by_caller,
+        "by_reconcile_innermost": by_innermost,
     }
 
 
@@ -298,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             for row in p["by_line"]:
                 print(f"  {row['kb']:>8} KB {row['count']:>8}  {row['site']}")
-            print("  -- by the innermost reconcile/ frame:")
+            print("  -- by the outermost reconcile/ frame among the traced ones (the pass-level caller):")
             for row in p["by_reconcile_caller"]:
                 print(f"  {row['kb']:>8} KB {row['count']:>8}  {row['site']}")
     print(f"\nwritten: {args.out}")
