@@ -4,13 +4,13 @@
 
 1. Baselines, each a child process whose peak RSS is its `VmHWM` (benchmarks/harness.py polls it):
    the bare interpreter, `kube-rehash --version`, `import requests`, `import kubernetes` (the package that
-   reconcile/kube/auth.py imports for the kubeconfig loader), `import reconcile.cli`, and everything a pass
-   imports (`reconcile.cli` + `reconcile.run` + `reconcile.connect`).
+   reconcile/kube/auth.py imports for the kubeconfig loader), `import reconcile.cli.commands`, and everything a pass
+   imports (`reconcile.cli.commands` + `reconcile.pipeline.run` + `reconcile.cli.connect`).
 2. For each scale: the benchmark cluster (benchmarks/generate.py) served by a simulator in its own process
    (as `make bench` does), a first adopting pass as a child process (not profiled), then **in this process**
    with tracemalloc on from before `reconcile` is imported (so the imports' own allocations are traced
    too) the steady pass, then 5% of the referenced sources changed and the change pass, each through
-   `reconcile.cli.main(["run", "-o", "json", ...])` at `qps: 0` with stdout sent to /dev/null. A sampler
+   `reconcile.cli.commands.main(["run", "-o", "json", ...])` at `qps: 0` with stdout sent to /dev/null. A sampler
    thread polls `tracemalloc.get_traced_memory()` every 20 ms and takes a snapshot whenever the traced size
    exceeds the one at the last snapshot by 5%; the largest snapshot is the pass's profile.
 3. Per snapshot: the top sites by size, keyed three ways: the innermost frame (`file:line`, as
@@ -57,11 +57,11 @@ BASELINES = {
         "import kubernetes.client, kubernetes.config",
     ],
     "import reconcile.kube.auth": [sys.executable, "-c", "import reconcile.kube.auth"],
-    "import reconcile.cli": [sys.executable, "-c", "import reconcile.cli"],
-    "import reconcile.cli, run, connect (what a pass imports)": [
+    "import reconcile.cli.commands": [sys.executable, "-c", "import reconcile.cli.commands"],
+    "import reconcile.cli.commands, run, connect (what a pass imports)": [
         sys.executable,
         "-c",
-        "import reconcile.cli, reconcile.run, reconcile.connect",
+        "import reconcile.cli.commands, reconcile.pipeline.run, reconcile.cli.connect",
     ],
 }
 
@@ -190,7 +190,7 @@ def describe(snapshot: tracemalloc.Snapshot, top: int) -> dict[str, Any]:
 
 
 def profiled_pass(argv: list[str], top: int) -> dict[str, Any]:
-    from reconcile.cli import main
+    from reconcile.cli.commands import main
 
     started = time.monotonic()
     with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), PeakSampler() as sampler:
@@ -258,9 +258,9 @@ def profile_scale(
 
 def import_baseline(top: int) -> dict[str, Any]:
     """What importing everything a pass imports leaves allocated (traced), by file."""
-    import reconcile.cli
-    import reconcile.connect
-    import reconcile.run  # noqa: F401
+    import reconcile.cli.commands
+    import reconcile.cli.connect
+    import reconcile.pipeline.run  # noqa: F401
 
     snapshot = tracemalloc.take_snapshot().filter_traces((tracemalloc.Filter(False, tracemalloc.__file__),))
     stats = snapshot.statistics("filename")

@@ -1,5 +1,5 @@
 """`python -m reconcile` is the same program as the `kube-rehash` console script."""
 
-from reconcile.cli import main
+from reconcile.cli.commands import main
 
 raise SystemExit(main())

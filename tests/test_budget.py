@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconcile.budget import GRACE, Budget
+from reconcile.pipeline.budget import GRACE, Budget
 from reconcile.errors import BudgetExhausted, Stopped
 
 

@@ -11,7 +11,7 @@ import xxhash
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconcile.hashing import (
+from reconcile.model.hashing import (
     ABSENT,
     ContentError,
     SourceToken,

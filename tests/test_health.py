@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconcile.health import WATCHED_KINDS, RolloutStatus, rollout_status
+from reconcile.model.health import WATCHED_KINDS, RolloutStatus, rollout_status
 
 COMPLETE, PROGRESSING, STALLED = RolloutStatus.COMPLETE, RolloutStatus.PROGRESSING, RolloutStatus.STALLED
 ROLLED_AT = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

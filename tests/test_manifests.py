@@ -13,7 +13,7 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
-from reconcile.settings import load_settings
+from reconcile.config.settings import load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 CRONJOB_DIR = ROOT / "cronjob"

@@ -15,8 +15,8 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from reconcile.errors import RehashError
-from reconcile.metrics import MetricsPushError, push_metrics
-from reconcile.plan import Deferral
+from reconcile.output.metrics import MetricsPushError, push_metrics
+from reconcile.policy.decision import Deferral
 
 PUSHGATEWAY = os.environ.get("KUBE_REHASH_TEST_PUSHGATEWAY", "/usr/bin/prometheus-pushgateway")
 pytestmark = pytest.mark.skipif(

@@ -6,19 +6,13 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from reconcile.kube.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
-from reconcile.patches import build_event, build_job, build_patch, job_name, rollout_state_patch
-from reconcile.plan import Action, Decision, Observed
-from reconcile.refs import Discovery
-from reconcile.targets import (
-    Annotations,
-    Bookkeeping,
-    RolloutRecord,
-    SourceRecord,
-    Target,
-    format_rollout,
-    parse_rollout,
-)
+from reconcile.model.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
+from reconcile.policy.patches import build_event, build_job, build_patch, job_name, rollout_state_patch
+from reconcile.policy.decision import Action, Decision, Observed
+from reconcile.model.references import Discovery
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import Bookkeeping, RolloutRecord, SourceRecord, format_rollout, parse_rollout
+from reconcile.model.workload import Target
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 KEYS = Annotations()

@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reconcile.kube.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
-from reconcile.plan import Action, Decision, Observed, apply_budget, decide, decide_early
-from reconcile.refs import Discovery
-from reconcile.targets import Bookkeeping, SourceRecord, Target
+from reconcile.model.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
+from reconcile.policy.decision import Action, Decision, Observed, apply_budget, decide, decide_early
+from reconcile.model.references import Discovery
+from reconcile.model.bookkeeping import Bookkeeping, SourceRecord
+from reconcile.model.workload import Target
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 REC_A = SourceRecord("configmap", "app", "u1", "10", "*", "aaaa")

@@ -6,12 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from reconcile.kube.kinds import DEPLOYMENT
-from reconcile.patches import build_patch
-from reconcile.plan import Action, apply_budget, decide
-from reconcile.refs import DiscoverySettings
-from reconcile.targets import Annotations, Bookkeeping, WindowSetting, read_target
-from reconcile.windows import parse_windows
+from reconcile.model.kinds import DEPLOYMENT
+from reconcile.policy.patches import build_patch
+from reconcile.policy.decision import Action, apply_budget, decide
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.annotations import Annotations, WindowSetting
+from reconcile.model.bookkeeping import Bookkeeping
+from reconcile.model.workload import read_target
+from reconcile.model.windows import parse_windows
 from tests.test_plan import NOW, REC_A, REC_A2, observed, target
 
 STORED = Bookkeeping("v1:old", (REC_A,), "", NOW - timedelta(hours=1))

@@ -7,10 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reconcile.kube.kinds import CRONJOB, STATEFULSET
-from reconcile.plan import Action, Observed, decide, decide_early
-from reconcile.targets import Bookkeeping, Listed, Target, WindowSetting
-from reconcile.windows import ALWAYS_OPEN, WindowError, parse_windows
+from reconcile.model.kinds import CRONJOB, STATEFULSET
+from reconcile.policy.decision import Action, Observed, decide, decide_early
+from reconcile.model.annotations import WindowSetting
+from reconcile.model.bookkeeping import Bookkeeping
+from reconcile.model.workload import Listed, Target
+from reconcile.model.windows import ALWAYS_OPEN, WindowError, parse_windows
 from tests.test_plan import DISC, REC_A, REC_A2, REC_A_LABEL, observed, target
 
 # Saturday 21 November 2026, 12:00 UTC.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconcile.plan import Action
+from reconcile.policy.decision import Action
 from reconcile.policy.priority import HEALTH_SHARE, health_hold, write_rank
 
 

@@ -23,9 +23,9 @@ import yaml
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import KubeClient
 from reconcile.policy.reads import BOUNDS, Read
-from reconcile.report import Report
-from reconcile.run import run_pass
-from reconcile.settings import Settings, Shard
+from reconcile.output.report import Report
+from reconcile.pipeline.run import run_pass
+from reconcile.config.settings import Settings, Shard
 from rehash_simulator import Simulator
 from tests.e2e.conftest import configmap, cronjob, deployment, env_from, secret
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.refs import (
+from reconcile.model.references import (
     MAX_PROBLEMS,
     Discovery,
     DiscoverySettings,

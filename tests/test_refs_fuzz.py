@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconcile.refs import (
+from reconcile.model.references import (
     KINDS,
     MAX_PROBLEMS,
     Discovery,

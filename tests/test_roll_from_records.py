@@ -14,22 +14,14 @@ from dataclasses import replace
 
 import pytest
 
-from reconcile.decide import target_from_records
-from reconcile.kube.kinds import DEPLOYMENT
-from reconcile.patches import build_patch, rollout_state_patch
-from reconcile.plan import Action, Decision, Observed
-from reconcile.refs import DiscoverySettings
-from reconcile.targets import (
-    Annotations,
-    Bookkeeping,
-    Listed,
-    SourceRecord,
-    SpecFacts,
-    format_records,
-    parse_records,
-    read_listed,
-    stamp_holds,
-)
+from reconcile.policy.decide import target_from_records
+from reconcile.model.kinds import DEPLOYMENT
+from reconcile.policy.patches import build_patch, rollout_state_patch
+from reconcile.policy.decision import Action, Decision, Observed
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import Bookkeeping, SourceRecord, SpecFacts, format_records, parse_records
+from reconcile.model.workload import Listed, read_listed, stamp_holds
 from tests.test_rollout_record_stamp import RECORD
 
 KEYS = Annotations()

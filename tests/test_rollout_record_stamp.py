@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from reconcile.kube.kinds import DEPLOYMENT, STATEFULSET
-from reconcile.patches import build_patch, rollout_state_patch
-from reconcile.plan import Action, Decision, Observed
-from reconcile.refs import Discovery
-from reconcile.targets import Annotations, Bookkeeping, RolloutRecord, SourceRecord, Target
+from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
+from reconcile.policy.patches import build_patch, rollout_state_patch
+from reconcile.policy.decision import Action, Decision, Observed
+from reconcile.model.references import Discovery
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import Bookkeeping, RolloutRecord, SourceRecord
+from reconcile.model.workload import Target
 
 KEYS = Annotations()
 SOURCES = "/metadata/annotations/kube-rehash.io~1sources"

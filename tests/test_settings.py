@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from reconcile.errors import ConfigError
-from reconcile.kube.kinds import BUILTIN_KINDS, CRONJOB, DEPLOYMENT, Kind
-from reconcile.settings import Settings, Shard, load_settings
-from reconcile.windows import ALWAYS_OPEN, RestartWindows, Window, parse_windows
+from reconcile.model.kinds import BUILTIN_KINDS, CRONJOB, DEPLOYMENT, Kind
+from reconcile.config.settings import Settings, Shard, load_settings
+from reconcile.model.windows import ALWAYS_OPEN, RestartWindows, Window, parse_windows
 
 ROOT = Path(__file__).resolve().parent.parent
 

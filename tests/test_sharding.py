@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconcile.sharding import WorkloadKey, assign_shard, plan_shards
+from reconcile.policy.sharding import WorkloadKey, assign_shard, plan_shards
 
 
 def cluster(counts: dict[str, int]) -> list[WorkloadKey]:

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from reconcile.kube.kinds import DEPLOYMENT, STATEFULSET
+from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
 from reconcile.policy.reads import KIND_IN_FULL_MIN as FULL_LIST_MIN
-from reconcile.refs import DiscoverySettings
-from reconcile.targets import Listed, read_listed
-from reconcile.triage import (
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.workload import Listed, read_listed
+from reconcile.policy.triage import (
     BATCH_SIZE,
     Triage,
     kinds_to_list_in_full,

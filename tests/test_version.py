@@ -1,4 +1,4 @@
-from reconcile.cli import main
+from reconcile.cli.commands import main
 
 
 def test_version_prints_the_package_version(capsys) -> None:  # type: ignore[no-untyped-def]

@@ -10,24 +10,17 @@ from typing import Any
 
 import pytest
 
-from reconcile.decide import Rules, confirm_recorded
+from reconcile.policy.decide import Rules, confirm_recorded
 from reconcile.errors import RehashError
-from reconcile.hashing import SourceToken, combine
-from reconcile.kube.kinds import CRONJOB, DEPLOYMENT
-from reconcile.patches import build_patch
-from reconcile.plan import Action, Decision, Observed, decide
-from reconcile.refs import DiscoverySettings, Reference, discover
-from reconcile.sources import NamespaceSources, SourceKey, SourceMeta
-from reconcile.targets import (
-    Annotations,
-    Listed,
-    SourceRecord,
-    format_records,
-    parse_records,
-    read_listed,
-    read_target,
-    records_trusted,
-)
+from reconcile.model.hashing import SourceToken, combine
+from reconcile.model.kinds import CRONJOB, DEPLOYMENT
+from reconcile.policy.patches import build_patch
+from reconcile.policy.decision import Action, Decision, Observed, decide
+from reconcile.model.references import DiscoverySettings, Reference, discover
+from reconcile.model.sources import NamespaceSources, SourceKey, SourceMeta
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import SourceRecord, format_records, parse_records
+from reconcile.model.workload import Listed, read_listed, read_target, records_trusted
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 SETTINGS = DiscoverySettings()

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reconcile.windows import (
+from reconcile.model.windows import (
     ALL_DAYS,
     ALWAYS_OPEN,
     RestartWindows,

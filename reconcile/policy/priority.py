@@ -12,7 +12,7 @@ A watched rollout the pass did not check is reported with its recorded state, wi
 
 from __future__ import annotations
 
-from reconcile.plan import Action
+from reconcile.policy.decision import Action
 
 # Most of the budget health checks may hold back from the pending work when both do not fit.
 HEALTH_SHARE = 0.25

@@ -3,7 +3,7 @@ conformance-style checks (tests/simulator/test_http.py), each as a short sequenc
 
 Why: each case is played, byte for byte the same, against the simulator and the real kube-apiserver
 (test_differential.py); the paths, selectors, Accept headers and patch types below are the ones in
-reconcile/kube/client.py, reconcile/fetch.py, reconcile/listing.py and reconcile/patches.py.
+reconcile/kube/client.py, reconcile/pipeline/fetch.py, reconcile/pipeline/listing.py and reconcile/policy/patches.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ ACCEPT_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
-HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"  # reconcile/fetch.py
+HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"  # reconcile/pipeline/fetch.py
 HASH = "kube-rehash.io/config-hash"
 
 DS_TEMPLATE_GENERATION = "/metadata/annotations/deprecated.daemonset.template.generation"
@@ -85,7 +85,7 @@ def workload(kind: str, name: str) -> dict[str, Any]:
 
 
 def job(name: str) -> dict[str, Any]:
-    """A Job as reconcile/patches.py build_job makes it from a CronJob (owner reference left out)."""
+    """A Job as reconcile/policy/patches.py build_job makes it from a CronJob (owner reference left out)."""
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -140,7 +140,7 @@ def stale_put(step: int, path: str) -> Any:
 
 
 def event(name: str, *, involved_namespace: bool = True) -> dict[str, Any]:
-    """A core/v1 Event as reconcile/patches.py build_event makes it."""
+    """A core/v1 Event as reconcile/policy/patches.py build_event makes it."""
     stamp = "2026-01-01T00:00:00Z"
     return {
         "apiVersion": "v1",

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.fetch import HELM_RELEASE_FILTER
+from reconcile.pipeline.fetch import HELM_RELEASE_FILTER
 from reconcile.policy.reads import CLUSTER_SOURCES
 from tests.e2e.conftest import Backend, configmap, deployment, env_from, secret
 from tests.reliability.test_scopes_and_signals import limited_kubeconfig, rbac

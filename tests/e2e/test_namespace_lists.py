@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from reconcile.policy.reads import BOUNDS, Read
-from reconcile.triage import BATCH_SIZE
+from reconcile.policy.triage import BATCH_SIZE
 from tests.e2e.conftest import Backend, configmap, deployment, env_from
 
 CONTENT_LIST_RATIO = BOUNDS[Read.SOURCE_CONTENT].ratio

@@ -2,7 +2,7 @@
 recomputation from docs/hash.md, and history checks over the simulator's store.
 
 The end-to-end `Cluster` (the installed CLI as a subprocess) comes from tests/e2e/conftest.py; the
-in-process `Pass` here runs `reconcile.run.run_pass` with the same HTTPS client, for the tests where a
+in-process `Pass` here runs `reconcile.pipeline.run.run_pass` with the same HTTPS client, for the tests where a
 subprocess is not the point (it is ~10x cheaper).
 """
 
@@ -21,12 +21,12 @@ from typing import Any
 
 import xxhash
 
-from reconcile.budget import Budget
+from reconcile.pipeline.budget import Budget
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import ClientOptions, KubeClient
-from reconcile.report import Report
-from reconcile.run import run_pass
-from reconcile.settings import Settings
+from reconcile.output.report import Report
+from reconcile.pipeline.run import run_pass
+from reconcile.config.settings import Settings
 from rehash_simulator import Simulator
 
 PREFIX = "kube-rehash.io/"
@@ -69,7 +69,7 @@ def actions(report: Report) -> dict[str, str]:
     return {f"{r.kind}/{r.namespace}/{r.name}": r.action for r in report.rows}
 
 
-# -- independent hash (docs/hash.md, written from the text, not from reconcile.hashing) -------------
+# -- independent hash (docs/hash.md, written from the text, not from reconcile.model.hashing) -------------
 
 
 def _field(b: bytes) -> bytes:

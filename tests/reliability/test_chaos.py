@@ -1,7 +1,7 @@
 """Chaos: many passes with random faults on a share of requests and random config edits in between.
 
 Afterwards one clean pass must leave every opted-in workload's stored hash equal to the hash of its
-current sources (recomputed from docs/hash.md, not by reconcile.hashing); every rollout must correspond
+current sources (recomputed from docs/hash.md, not by reconcile.model.hashing); every rollout must correspond
 to a real content change (each pod-template value appears once and in the order the content took);
 and no workload field other than our annotations may ever have changed.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.settings import Settings
+from reconcile.config.settings import Settings
 from tests.e2e.conftest import Cluster, configmap, deployment
 from tests.reliability.helpers import (
     expected_hash,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.settings import Settings
+from reconcile.config.settings import Settings
 from rehash_simulator import Faults
 from tests.e2e.conftest import Cluster, configmap, deployment, env_from, secret
 from tests.reliability.helpers import (

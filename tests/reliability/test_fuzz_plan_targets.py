@@ -12,12 +12,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconcile.hashing import ABSENT
-from reconcile.kube.kinds import BUILTIN_KINDS
-from reconcile.patches import build_patch
-from reconcile.plan import WRITING_ACTIONS, Action, Observed, apply_budget, decide, decide_early
-from reconcile.refs import DiscoverySettings
-from reconcile.targets import Annotations, SourceRecord, format_records, read_target
+from reconcile.model.hashing import ABSENT
+from reconcile.model.kinds import BUILTIN_KINDS
+from reconcile.policy.patches import build_patch
+from reconcile.policy.decision import WRITING_ACTIONS, Action, Observed, apply_budget, decide, decide_early
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import SourceRecord, format_records
+from reconcile.model.workload import read_target
 
 SETTINGS = DiscoverySettings(prefix="kube-rehash.io", compat=frozenset({"reloader", "wave", "pod-reloader"}))
 KEYS = Annotations()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from reconcile.errors import RehashError
-from reconcile.refs import DiscoverySettings, is_true
+from reconcile.model.references import DiscoverySettings, is_true
 
 Selection = frozenset[str] | None  # the keys a reference uses; None: the whole object
 

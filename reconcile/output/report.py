@@ -13,8 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.plan import Action, Decision, Deferral
-from reconcile.targets import STALLED, Listed, Target
+from reconcile.policy.decision import Action, Decision, Deferral
+from reconcile.model.bookkeeping import STALLED
+from reconcile.model.workload import Listed, Target
 
 ACTION_ORDER = [a.value for a in Action]
 

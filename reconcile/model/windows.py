@@ -33,7 +33,7 @@ from functools import lru_cache
 from itertools import groupby
 from zoneinfo import ZoneInfo, available_timezones
 
-from reconcile.targets import format_time
+from reconcile.model.times import format_time
 
 DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 ALL_DAYS = frozenset(range(7))

@@ -20,12 +20,12 @@ from concurrent.futures import Executor
 from typing import Any, Literal, TypeVar
 
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
-from reconcile.hashing import source_token
+from reconcile.model.hashing import source_token
 from reconcile.kube.client import KubeClient, namespace_exclusions
-from reconcile.kube.kinds import CONFIGMAPS, SECRETS, Resource
+from reconcile.model.kinds import CONFIGMAPS, SECRETS, Resource
 from reconcile.policy.reads import FetchMode, Read, choose, choose_cluster_sources
-from reconcile.refs import DiscoverySettings
-from reconcile.sources import (
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.sources import (
     Hashed,
     NamespaceSources,
     Selection,

@@ -2,7 +2,7 @@
 workloads of every enabled kind in it, listed metadata-only, page by page, keeping only slim views, and,
 for a shard, its share of them.
 
-A shard lists the same workloads as the unsharded pass and keeps its share (reconcile/sharding.py): every
+A shard lists the same workloads as the unsharded pass and keeps its share (reconcile/policy/sharding.py): every
 shard must see every opted-in workload to compute the same split without coordination, and one
 cluster-wide list per kind costs each shard as many requests as the whole pass's lists. With -n, every
 shard lists every given namespace, for the same reason. The workloads of a namespace split between shards
@@ -20,13 +20,13 @@ from typing import Protocol, TypeVar
 
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient, namespace_exclusions
-from reconcile.kube.kinds import Kind
-from reconcile.plan import Deferral
-from reconcile.refs import DiscoverySettings, opt_in_keys
-from reconcile.report import Row
-from reconcile.settings import Settings, Shard
-from reconcile.sharding import WorkloadKey, plan_shards
-from reconcile.targets import Listed, read_listed
+from reconcile.model.kinds import Kind
+from reconcile.policy.decision import Deferral
+from reconcile.model.references import DiscoverySettings, opt_in_keys
+from reconcile.output.report import Row
+from reconcile.config.settings import Settings, Shard
+from reconcile.policy.sharding import WorkloadKey, plan_shards
+from reconcile.model.workload import Listed, read_listed
 
 log = logging.getLogger(__name__)
 

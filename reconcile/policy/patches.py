@@ -16,22 +16,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from reconcile.health import WATCHED_KINDS
-from reconcile.kube.kinds import CRONJOB, EVENTS, JOBS
-from reconcile.plan import WRITING_ACTIONS, Action, Decision, Observed, generation_after, stamp_generation
-from reconcile.pointer import join_pointer
-from reconcile.targets import (
-    Annotations,
-    Listed,
-    RecordsDoc,
-    RolloutRecord,
-    Target,
-    facts_after,
-    format_records,
-    format_rollout,
-    format_time,
-    stamp_holds,
-)
+from reconcile.model.health import WATCHED_KINDS
+from reconcile.model.kinds import CRONJOB, EVENTS, JOBS
+from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, Observed, generation_after, stamp_generation
+from reconcile.model.pointer import join_pointer
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import RecordsDoc, RolloutRecord, format_records, format_rollout
+from reconcile.model.times import format_time
+from reconcile.model.workload import Listed, Target, facts_after, stamp_holds
 
 JsonPatch = list[dict[str, Any]]
 COMPONENT = "kube-rehash"

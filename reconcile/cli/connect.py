@@ -10,10 +10,10 @@ import logging
 import time
 from pathlib import Path
 
-from reconcile.budget import Budget
+from reconcile.pipeline.budget import Budget
 from reconcile.errors import ConfigError, Unauthorized
 from reconcile.kube.client import KubeClient
-from reconcile.settings import Settings
+from reconcile.config.settings import Settings
 
 log = logging.getLogger("kube-rehash")
 

@@ -35,7 +35,7 @@ from prometheus_client import CollectorRegistry, Gauge, push_to_gateway, pushadd
 from prometheus_client.exposition import basic_auth_handler, default_handler
 
 from reconcile.errors import RehashError
-from reconcile.plan import Deferral
+from reconcile.policy.decision import Deferral
 
 _TOTAL_KEY = "workloads"  # the report summary's total, not an action
 _STALLED_KEY = "stalled"  # the report summary's count of stalled rollouts, not an action

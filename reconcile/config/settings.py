@@ -27,9 +27,9 @@ import jsonschema
 import yaml
 
 from reconcile.errors import ConfigError
-from reconcile.kube.kinds import BUILTIN_KINDS, Kind
-from reconcile.targets import parse_duration
-from reconcile.windows import RestartWindows, parse_windows
+from reconcile.model.kinds import BUILTIN_KINDS, Kind
+from reconcile.model.times import parse_duration
+from reconcile.model.windows import RestartWindows, parse_windows
 
 ENV_PREFIX = "KUBE_REHASH_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
@@ -190,7 +190,7 @@ def _boolean(value: object, from_text: bool) -> object:
 
 
 def _windows(value: object, from_text: bool) -> object:
-    """A restart window value (reconcile/windows.py); empty means always open."""
+    """A restart window value (reconcile/model/windows.py); empty means always open."""
     if not isinstance(value, str):
         raise ValueError(f"{_describe(value)} is not a string")
     parse_windows(value)  # a WindowError names the window, the part and the problem

@@ -13,13 +13,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from reconcile.hashing import ABSENT, WHOLE, key_fingerprint, selection_tag
-from reconcile.plan import Action, Decision, decide, decide_early, defer_for_budget, observed_from
-from reconcile.refs import KINDS, DiscoverySettings, Reference, source_ignored, source_matches
-from reconcile.rollouts import check
-from reconcile.sources import NamespaceSources, Selection, SourceKey, SourceMeta
-from reconcile.targets import Listed, SourceRecord, Target, stamp_holds
-from reconcile.windows import ALWAYS_OPEN, RestartWindows
+from reconcile.model.hashing import ABSENT, WHOLE, key_fingerprint, selection_tag
+from reconcile.policy.decision import Action, Decision, decide, decide_early, defer_for_budget, observed_from
+from reconcile.model.references import KINDS, DiscoverySettings, Reference, source_ignored, source_matches
+from reconcile.model.rollouts import check
+from reconcile.model.sources import NamespaceSources, Selection, SourceKey, SourceMeta
+from reconcile.model.bookkeeping import SourceRecord
+from reconcile.model.workload import Listed, Target, stamp_holds
+from reconcile.model.windows import ALWAYS_OPEN, RestartWindows
 
 
 @dataclass(frozen=True)

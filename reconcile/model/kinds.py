@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reconcile.pointer import join_pointer, split_pointer
+from reconcile.model.pointer import join_pointer, split_pointer
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from reconcile.kube.kinds import Kind
-from reconcile.plan import Decision, decide_early
+from reconcile.model.kinds import Kind
+from reconcile.policy.decision import Decision, decide_early
 from reconcile.policy.reads import choose_kind_in_full
-from reconcile.targets import Listed, records_trusted
+from reconcile.model.workload import Listed, records_trusted
 
 log = logging.getLogger(__name__)
 # Most workloads in one batch: a batch is read, decided and written before the next is read, so this

@@ -11,15 +11,15 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
-from reconcile.decide import Rules, content_needed, decide_target
-from reconcile.fetch import SourceReader
+from reconcile.policy.decide import Rules, content_needed, decide_target
+from reconcile.pipeline.fetch import SourceReader
 from reconcile.kube.client import KubeClient
-from reconcile.kube.kinds import Kind
-from reconcile.plan import Action, Decision
-from reconcile.read import ReadStage
-from reconcile.refs import DiscoverySettings
-from reconcile.settings import Settings
-from reconcile.targets import Target, read_target
+from reconcile.model.kinds import Kind
+from reconcile.policy.decision import Action, Decision
+from reconcile.pipeline.read import ReadStage
+from reconcile.model.references import DiscoverySettings
+from reconcile.config.settings import Settings
+from reconcile.model.workload import Target, read_target
 
 
 def plan_targets(

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from reconcile.health import PROGRESS_DEADLINE_EXCEEDED, WATCHED_KINDS, RolloutStatus, rollout_status
-from reconcile.targets import Listed, RolloutRecord, Target, parse_time
+from reconcile.model.health import PROGRESS_DEADLINE_EXCEEDED, WATCHED_KINDS, RolloutStatus, rollout_status
+from reconcile.model.bookkeeping import RolloutRecord
+from reconcile.model.times import parse_time
+from reconcile.model.workload import Listed, Target
 
 
 @dataclass(frozen=True)

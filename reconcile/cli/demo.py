@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reconcile.errors import EXIT_FAILED, EXIT_OK, ConfigError
-from reconcile.settings import Settings
+from reconcile.config.settings import Settings
 
 if TYPE_CHECKING:
     from rehash_simulator import Simulator
@@ -145,8 +145,8 @@ def say(text: str) -> None:
 
 def run_demo(*, quiet: bool = False) -> int:
     """Four passes with narration; exit 0 when each pass did what the narration promised."""
-    from reconcile.connect import connect
-    from reconcile.run import run_pass
+    from reconcile.cli.connect import connect
+    from reconcile.pipeline.run import run_pass
 
     simulator = simulator_class("demo")
     with tempfile.TemporaryDirectory(prefix="kube-rehash-demo-") as tmp, simulator().start() as sim:

@@ -21,11 +21,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from reconcile.decide import Subject
+from reconcile.policy.decide import Subject
 from reconcile.errors import Conflict, Invalid, PassCut, RehashError, Stopped
-from reconcile.health import RolloutStatus
+from reconcile.model.health import RolloutStatus
 from reconcile.kube.client import KubeClient, PatchType
-from reconcile.patches import (
+from reconcile.policy.patches import (
     build_event,
     build_job,
     build_patch,
@@ -33,7 +33,7 @@ from reconcile.patches import (
     jobs_path,
     rollout_state_patch,
 )
-from reconcile.plan import (
+from reconcile.policy.decision import (
     METADATA_ACTIONS,
     WRITING_ACTIONS,
     Action,
@@ -44,9 +44,11 @@ from reconcile.plan import (
     defer_for_stop,
 )
 from reconcile.policy.priority import write_rank
-from reconcile.report import Row
-from reconcile.rollouts import RolloutCheck, stall_message
-from reconcile.targets import COMPLETE, PROGRESSING, STALLED, Annotations, Target
+from reconcile.output.report import Row
+from reconcile.model.rollouts import RolloutCheck, stall_message
+from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import COMPLETE, PROGRESSING, STALLED
+from reconcile.model.workload import Target
 
 log = logging.getLogger(__name__)
 MAX_REDECIDE = 3

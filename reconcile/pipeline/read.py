@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 
-from reconcile.decide import (
+from reconcile.policy.decide import (
     Rules,
     Snapshot,
     confirm_recorded,
@@ -27,14 +27,14 @@ from reconcile.decide import (
     target_from_records,
 )
 from reconcile.errors import PassCut, RehashError
-from reconcile.fetch import SourceReader
+from reconcile.pipeline.fetch import SourceReader
 from reconcile.kube.client import KubeClient
-from reconcile.kube.kinds import Kind
-from reconcile.plan import decide_early
-from reconcile.sources import NamespaceSources, Selection, SourceKey
-from reconcile.targets import Listed, Target, read_target
-from reconcile.triage import Batch, Triage
-from reconcile.views import Census, FullViews, read_full
+from reconcile.model.kinds import Kind
+from reconcile.policy.decision import decide_early
+from reconcile.model.sources import NamespaceSources, Selection, SourceKey
+from reconcile.model.workload import Listed, Target, read_target
+from reconcile.policy.triage import Batch, Triage
+from reconcile.pipeline.views import Census, FullViews, read_full
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from types import FrameType
 from typing import Any
 
 from reconcile import __version__
-from reconcile.budget import Budget
-from reconcile.connect import connect, read_hash_key
+from reconcile.pipeline.budget import Budget
+from reconcile.cli.connect import connect, read_hash_key
 from reconcile.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -30,9 +30,9 @@ from reconcile.errors import (
     ConfigError,
     RehashError,
 )
-from reconcile.logs import setup_logging
-from reconcile.report import Report
-from reconcile.settings import Settings, load_settings
+from reconcile.output.logs import setup_logging
+from reconcile.output.report import Report
+from reconcile.config.settings import Settings, load_settings
 
 log = logging.getLogger("kube-rehash")
 
@@ -185,11 +185,11 @@ def dispatch(args: argparse.Namespace) -> int:
         print(f"kube-rehash {__version__}")
         return EXIT_OK
     if command == "demo":
-        from reconcile.demo import run_demo
+        from reconcile.cli.demo import run_demo
 
         return run_demo(quiet=args.quiet)
     if command == "simulate":
-        from reconcile.demo import serve_simulator
+        from reconcile.cli.demo import serve_simulator
 
         return serve_simulator(Path(args.kubeconfig_out), port=args.port, seed_demo_app=args.seed_demo)
     if command == "explain":
@@ -226,7 +226,7 @@ def progress_printer(settings: Settings) -> Callable[[int, int], None] | None:
 
 
 def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
-    from reconcile.run import run_pass
+    from reconcile.pipeline.run import run_pass
 
     hash_key = read_hash_key(settings)
     budget = Budget(settings.timeout)
@@ -268,7 +268,7 @@ def requests_by_code(api: dict[str, Any]) -> dict[tuple[str, int], int]:
 
 
 def push(settings: Settings, report: Report) -> None:
-    from reconcile.metrics import push_metrics
+    from reconcile.output.metrics import push_metrics
 
     assert settings.pushgateway is not None
     summary = report.summary()
@@ -289,8 +289,8 @@ def push(settings: Settings, report: Report) -> None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from reconcile.explain import explain_workload
-    from reconcile.kube.kinds import find_kind
+    from reconcile.cli.explain import explain_workload
+    from reconcile.model.kinds import find_kind
 
     kind_name, _, name = args.target.partition("/")
     if not name:

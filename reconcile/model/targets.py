@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reconcile.kube.kinds import Kind
-from reconcile.pointer import resolve
-from reconcile.refs import KINDS, Discovery, DiscoverySettings, Reference, discover, is_true
+from reconcile.model.kinds import Kind
+from reconcile.model.pointer import resolve
+from reconcile.model.references import KINDS, Discovery, DiscoverySettings, Reference, discover, is_true
 
 RECORDS_FORMAT = 1
 # States of a recorded rollout (annotation `rollout`); the report's `rollout_status` uses the same words.

@@ -18,10 +18,13 @@ from datetime import datetime
 from enum import StrEnum
 from functools import lru_cache
 
-from reconcile.hashing import SourceToken, combine, key_fingerprint
-from reconcile.rollouts import RolloutCheck
-from reconcile.targets import Listed, SourceRecord, Target, WindowSetting, format_time, stamp_holds
-from reconcile.windows import ALWAYS_OPEN, RestartWindows, WindowError, format_deferral, parse_windows
+from reconcile.model.hashing import SourceToken, combine, key_fingerprint
+from reconcile.model.rollouts import RolloutCheck
+from reconcile.model.annotations import WindowSetting
+from reconcile.model.bookkeeping import SourceRecord
+from reconcile.model.times import format_time
+from reconcile.model.workload import Listed, Target, stamp_holds
+from reconcile.model.windows import ALWAYS_OPEN, RestartWindows, WindowError, format_deferral, parse_windows
 
 
 class Action(StrEnum):

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconcile.errors import NotFound, PassCut, RehashError
-from reconcile.fetch import gather
+from reconcile.pipeline.fetch import gather
 from reconcile.kube.client import KubeClient
 from reconcile.policy.reads import Read, choose
-from reconcile.refs import DiscoverySettings
-from reconcile.targets import Listed, Target, read_target
+from reconcile.model.references import DiscoverySettings
+from reconcile.model.workload import Listed, Target, read_target
 
 log = logging.getLogger(__name__)
 Census = Mapping[tuple[str, str], int]

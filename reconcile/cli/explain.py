@@ -13,17 +13,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reconcile.decide import references_of
+from reconcile.policy.decide import references_of
 from reconcile.kube.client import KubeClient
-from reconcile.kube.kinds import Kind
-from reconcile.plan import Action, Decision, decide_early, window_problem, windows_of
-from reconcile.planner import open_stage, plan_targets, read_workload, rules_for
-from reconcile.refs import DiscoverySettings, Reference, source_ignored
-from reconcile.rollouts import check
-from reconcile.settings import Settings
-from reconcile.sources import NamespaceSources, SourceKey
-from reconcile.targets import Target, format_time
-from reconcile.windows import RestartWindows, next_open
+from reconcile.model.kinds import Kind
+from reconcile.policy.decision import Action, Decision, decide_early, window_problem, windows_of
+from reconcile.pipeline.planner import open_stage, plan_targets, read_workload, rules_for
+from reconcile.model.references import DiscoverySettings, Reference, source_ignored
+from reconcile.model.rollouts import check
+from reconcile.config.settings import Settings
+from reconcile.model.sources import NamespaceSources, SourceKey
+from reconcile.model.times import format_time
+from reconcile.model.workload import Target
+from reconcile.model.windows import RestartWindows, next_open
 
 
 @dataclass(frozen=True)

@@ -22,21 +22,22 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from reconcile.budget import Budget
-from reconcile.decide import Subject, decide_batch, with_rollout
+from reconcile.pipeline.budget import Budget
+from reconcile.policy.decide import Subject, decide_batch, with_rollout
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient, namespace_exclusions
-from reconcile.listing import covers_whole_cluster, list_targets
-from reconcile.plan import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
-from reconcile.planner import open_stage, redecide, rules_for
+from reconcile.pipeline.listing import covers_whole_cluster, list_targets
+from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
+from reconcile.pipeline.planner import open_stage, redecide, rules_for
 from reconcile.policy.priority import health_hold
 from reconcile.policy.reads import REQUESTS_PER_FULL_READ, request_seconds, requests_to_read
-from reconcile.read import ReadStage, prefetch_kinds
-from reconcile.report import Report, Row
-from reconcile.rollouts import watched
-from reconcile.settings import Settings
-from reconcile.targets import Annotations, Listed, status_view
-from reconcile.triage import (
+from reconcile.pipeline.read import ReadStage, prefetch_kinds
+from reconcile.output.report import Report, Row
+from reconcile.model.rollouts import watched
+from reconcile.config.settings import Settings
+from reconcile.model.annotations import Annotations
+from reconcile.model.workload import Listed, status_view
+from reconcile.policy.triage import (
     Batch,
     Triage,
     kinds_to_list_in_full,
@@ -47,8 +48,8 @@ from reconcile.triage import (
     wanted_counts,
     wanted_sources,
 )
-from reconcile.views import read_objects
-from reconcile.write import WriteOptions, Writer
+from reconcile.pipeline.views import read_objects
+from reconcile.pipeline.write import WriteOptions, Writer
 
 log = logging.getLogger(__name__)
 
