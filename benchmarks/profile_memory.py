@@ -4,13 +4,14 @@
 
 1. Baselines, each a child process whose peak RSS is its `VmHWM` (benchmarks/harness.py polls it):
    the bare interpreter, `kube-rehash --version`, `import requests`, `import kubernetes` (the package that
-   reconcile/kube/auth.py imports for the kubeconfig loader), `import reconcile.cli.commands`, and everything a pass
-   imports (`reconcile.cli.commands` + `reconcile.pipeline.run` + `reconcile.cli.connect`).
+   reconcile/kube/auth.py imports for the kubeconfig loader), `import reconcile.cli.commands`, and everything a
+   pass imports (`reconcile.cli.commands` + `reconcile.pipeline.run` + `reconcile.cli.connect`).
 2. For each scale: the benchmark cluster (benchmarks/generate.py) served by a simulator in its own process
    (as `make bench` does), a first adopting pass as a child process (not profiled), then **in this process**
    with tracemalloc on from before `reconcile` is imported (so the imports' own allocations are traced
    too) the steady pass, then 5% of the referenced sources changed and the change pass, each through
-   `reconcile.cli.commands.main(["run", "-o", "json", ...])` at `qps: 0` with stdout sent to /dev/null. A sampler
+   `reconcile.cli.commands.main(["run", "-o", "json", ...])` at `qps: 0` with stdout sent to /dev/null. A
+   sampler
    thread polls `tracemalloc.get_traced_memory()` every 20 ms and takes a snapshot whenever the traced size
    exceeds the one at the last snapshot by 5%; the largest snapshot is the pass's profile.
 3. Per snapshot: the top sites by size, keyed three ways: the innermost frame (`file:line`, as
