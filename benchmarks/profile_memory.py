@@ -4,8 +4,8 @@
 
 1. Baselines, each a child process whose peak RSS is its `VmHWM` (benchmarks/harness.py polls it):
    the bare interpreter, `kube-rehash --version`, `import requests`, `import kubernetes` (the package that
-   reconcile/kube/auth.py imports for the kubeconfig loader), `import reconcile.cli.commands`, and everything a
-   pass imports (`reconcile.cli.commands` + `reconcile.pipeline.run` + `reconcile.cli.connect`).
+   reconcile/kube/auth.py imports for the kubeconfig loader), `import reconcile.cli.commands`, and everything
+   a pass imports (`reconcile.cli.commands` + `reconcile.pipeline.run` + `reconcile.cli.connect`).
 2. For each scale: the benchmark cluster (benchmarks/generate.py) served by a simulator in its own process
    (as `make bench` does), a first adopting pass as a child process (not profiled), then **in this process**
    with tracemalloc on from before `reconcile` is imported (so the imports' own allocations are traced
