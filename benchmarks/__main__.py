@@ -270,6 +270,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only-real", action="store_true", help="with --real-scale: run only that scenario (no --scales)"
     )
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="run only the memory measurement (benchmarks/memory.py) at --scales: peak RSS of the first, "
+        "steady and change passes at qps 0 and at the shipped defaults; results under the key `memory`",
+    )
+    parser.add_argument(
+        "--memory-first-defaults",
+        default="all",
+        help="with --memory: the scales (comma-separated, `all` or `none`) at which the first pass at the "
+        "shipped defaults is also measured, on a second simulator (up to 240 s each)",
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
     parser.add_argument("--chart", type=Path, default=None, help="draw the chart here (needs matplotlib)")
     parser.add_argument("--workdir", type=Path, default=None)
@@ -293,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "scales": {},
     }
+    if args.memory:
+        return memory_main(args, base, results)
     with tempfile.TemporaryDirectory(prefix="kube-rehash-bench-", dir=args.workdir) as tmp:
         workdir = Path(tmp)
         if args.real_scale:
@@ -350,6 +364,28 @@ def main(argv: list[str] | None = None) -> int:
 
         draw(results, args.chart)
         print(f"chart: {args.chart}")
+    return 0
+
+
+def memory_main(args: argparse.Namespace, base: Shape, results: dict[str, Any]) -> int:
+    """`--memory`: benchmarks/memory.py at each of `--scales`, into `results["memory"]` by scale."""
+    from benchmarks.memory import memory_scenario, memory_table
+
+    factors = [int(f) for f in args.scales.split(",") if f]
+    wanted = args.memory_first_defaults
+    first_at = set(factors) if wanted == "all" else {int(f) for f in wanted.split(",") if f.isdigit()}
+    results["memory"] = {}
+    with tempfile.TemporaryDirectory(prefix="kube-rehash-bench-", dir=args.workdir) as tmp:
+        for factor in factors:
+            results["memory"][str(factor)] = memory_scenario(
+                base.scaled(factor),
+                Path(tmp),
+                kube_rehash=[sys.executable, "-m", "reconcile"],
+                change_fraction=args.change_fraction,
+                first_at_defaults=factor in first_at,
+            )
+            write_results(results, args.out)
+    print("\n".join(memory_table(results["memory"])))
     return 0
 
 

@@ -26,6 +26,8 @@ API_VERSIONS = {
     "DaemonSet": "apps/v1",
     "CronJob": "batch/v1",
 }
+# The largest `Shape.scaled` factor at which Helm releases keep their full size (see `Shape.scaled`).
+HELM_FULL_SIZE_UP_TO = 4
 PLURALS = {
     "Deployment": "deployments",
     "StatefulSet": "statefulsets",
@@ -54,6 +56,20 @@ class Shape:
     skew: float = 0.0
 
     def scaled(self, factor: int) -> Shape:
+        """Every count times `factor`; beyond `HELM_FULL_SIZE_UP_TO` the Helm releases also shrink.
+
+        Up to 4x (the scales of the runs of record) a Helm release keeps its 50-300 KB. Beyond that each
+        release's size range is divided by `factor` (10x: 5-30 KB), so the Helm bytes of the whole cluster
+        stay those of 1x (about 260 MB) while their *number* still grows 10x (15,000 at 10x). kube-rehash
+        never reads a Helm release's content (nobody references one; it lists Secrets metadata-only, if
+        at all), so what it costs depends on how many there are, not on how big: shrinking them changes
+        none of kube-rehash's requests, bytes or memory, and keeps the 10x file and the simulator, which
+        holds every object in memory, within the 2-core, 24 GiB machine. Measured at 10x
+        (`python -m benchmarks --memory`, docs/memory-profile.md): the file is 1.44 GB (about 3.8 GB with
+        full-size releases), the simulator's RSS 3.6 GB once loaded and 5.5 GB at its peak (VmHWM, after the
+        passes), and the generating harness about 1.8 GB. Sizes floor at 1-2 KB.
+        """
+        shrink = factor if factor > HELM_FULL_SIZE_UP_TO else 1
         return replace(
             self,
             workloads=self.workloads * factor,
@@ -62,6 +78,8 @@ class Shape:
             configmaps=self.configmaps * factor,
             secrets=self.secrets * factor,
             helm_secrets=self.helm_secrets * factor,
+            helm_min_kb=max(1, self.helm_min_kb // shrink),
+            helm_max_kb=max(2, self.helm_max_kb // shrink),
         )
 
     def unrelated_secrets(self, factor: int) -> Shape:
@@ -77,7 +95,8 @@ class Shape:
         return (
             f"{self.workloads} workloads ({self.opted_in} opted in{skew}), {self.namespaces} namespaces, "
             f"{self.configmaps} ConfigMaps, {self.secrets * self.unrelated_factor} Secrets "
-            f"({self.helm_secrets * self.unrelated_factor} Helm releases)"
+            f"({self.helm_secrets * self.unrelated_factor} Helm releases of "
+            f"{self.helm_min_kb}-{self.helm_max_kb} KB)"
         )
 
 

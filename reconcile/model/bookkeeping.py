@@ -20,7 +20,7 @@ PROGRESSING, STALLED, COMPLETE = "progressing", "stalled", "complete"
 ROLLOUT_STATES = (PROGRESSING, STALLED, COMPLETE)
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, slots=True, order=True)
 class SourceRecord:
     """One source as last hashed: identity, version, which keys, and its sealed digest."""
 
@@ -36,7 +36,7 @@ class SourceRecord:
         return f"{self.kind}/{self.name}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RolloutRecord:
     """The last rollout kube-rehash started on a workload (annotation `rollout`), until it finished."""
 
@@ -55,7 +55,7 @@ class RolloutRecord:
         return self.state == COMPLETE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SpecFacts:
     """What a decision needs of the pod spec, as it was right after our last write, recorded with the
     generation stamp. While the stamp holds the spec has not changed, so a trusted workload whose sources
@@ -89,7 +89,7 @@ class SpecFacts:
         return cls(h, m, t, p, d, tuple(sorted(optional)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Bookkeeping:
     """What the tool wrote on the workload's metadata in an earlier pass."""
 

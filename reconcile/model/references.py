@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 SourceKind = Literal["configmap", "secret"]
 KINDS: frozenset[SourceKind] = frozenset({"configmap", "secret"})
+NONE: frozenset[Any] = frozenset()
+"""The one empty set every workload and source without flags shares (each `frozenset()` is a new 216 B)."""
 MAX_PROBLEMS = 10  # problems reported per workload; the rest are counted
 MAX_NAME = 253
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -61,7 +63,7 @@ _PROJECTED: tuple[tuple[str, SourceKind], ...] = (("configMap", "configmap"), ("
 _CONTAINER_FIELDS = ("containers", "initContainers", "ephemeralContainers")
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, slots=True, order=True)
 class Reference:
     """One ConfigMap or Secret a workload uses, merged over all its uses."""
 
@@ -94,7 +96,7 @@ class DiscoverySettings:
             raise ValueError(f"unknown compat rules {sorted(unknown)}; known: {sorted(COMPAT_RULES)}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Discovery:
     """What a workload's annotations and pod spec say about its dependencies."""
 
@@ -407,8 +409,8 @@ def discover(
         opted_in=bool(via),
         ignored=ignored,
         references=out.references(),
-        match_annotations=frozenset(match),
-        search_kinds=KINDS if match else frozenset(),
+        match_annotations=frozenset(match) if match else NONE,
+        search_kinds=KINDS if match else NONE,
         problems=cap_problems(out.problems),
         via=tuple(sorted(via)),
         inputs=out.inputs_digest(),

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from reconcile.errors import RehashError
-from reconcile.model.references import DiscoverySettings, is_true
+from reconcile.model.references import NONE, DiscoverySettings, is_true
 
 Selection = frozenset[str] | None  # the keys a reference uses; None: the whole object
 
@@ -33,7 +33,7 @@ class SourceKey(NamedTuple):
         return cls(kind, "*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceMeta:
     """Identity of one existing source and the few annotation flags the pass reads from it."""
 
@@ -61,15 +61,15 @@ def read_meta(kind: str, obj: Mapping[str, Any], interesting: frozenset[str]) ->
     if not isinstance(metadata, Mapping) or not isinstance(metadata.get("name"), str):
         return None
     annotations = metadata.get("annotations")
-    flags: frozenset[str] = frozenset()
+    flags: frozenset[str] = NONE
     if isinstance(annotations, Mapping):
-        flags = frozenset(k for k in interesting if is_true(annotations.get(k)))
+        flags = frozenset(k for k in interesting if is_true(annotations.get(k))) or NONE
     return SourceMeta(
         kind, metadata["name"], str(metadata.get("uid", "")), str(metadata.get("resourceVersion", "")), flags
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hashed:
     """A source's sealed content token and the identity of the exact version that was hashed."""
 

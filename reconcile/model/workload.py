@@ -24,7 +24,7 @@ from reconcile.model.references import KINDS, Discovery, DiscoverySettings, Refe
 from reconcile.model.times import parse_duration
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Listed:
     """What a metadata-only list item (PartialObjectMetadata) really tells: identity, annotations and
     the tool's bookkeeping, never the pod template. Its references are the recorded sources. Enough to
@@ -54,7 +54,7 @@ class Listed:
         return f"{self.kind.kind}/{self.namespace}/{self.name}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Target:
     """One workload read in full (or rebuilt from its records): its list facts plus what a decision and a
     patch need of its spec."""

@@ -77,8 +77,10 @@ class SourceReader:
         self.interesting = flag_keys(settings)
         self.hash_key = hash_key
         self.contents_fetched = 0
-        # Kinds listed cluster-wide for this pass: kind -> namespace -> name -> metadata.
+        # Kinds listed cluster-wide for this pass: kind -> namespace -> name -> metadata, kept only for the
+        # names the pass wants (`_cluster_names`), so memory follows the referenced sources, not the cluster.
         self._cluster: dict[str, dict[str, dict[str, SourceMeta]]] = {}
+        self._cluster_names: Mapping[tuple[str, str], Collection[str]] = {}
         # This pass's lists of the current namespace (kind -> name -> metadata): its later batches reuse
         # them. Only one namespace is kept (batches come namespace by namespace), so memory stays bounded.
         self._lists: dict[tuple[str, str], dict[str, SourceMeta]] = {}
@@ -94,16 +96,21 @@ class SourceReader:
         self._expected = dict(wanted)
 
     def survey_cluster(
-        self, wanted: Mapping[str, int], namespaces: Collection[str], exclude: Collection[str] = ()
+        self, wanted: Mapping[tuple[str, str], Collection[str]], exclude: Collection[str] = ()
     ) -> None:
         """In `auto` mode, list each kind cluster-wide when that is the cheaper way to learn the identities
-        of `wanted[kind]` referenced sources; keep what `namespaces` hold. A refused or failed list costs
-        nothing but its requests: the namespace surveys then read that kind."""
+        of the referenced sources `wanted` names per (namespace, kind); keep only those, as the pages stream
+        by. A refused or failed list costs nothing but its requests: the namespace surveys then read that
+        kind."""
         if self.mode != "auto":
             return
+        self._cluster_names = wanted
+        counts: dict[str, int] = {}
+        for (_namespace, kind), names in wanted.items():
+            counts[kind] = counts.get(kind, 0) + len(names)
         jobs = {
-            kind: self.executor.submit(self._list_cluster, kind, count, namespaces, exclude)
-            for kind, count in sorted(wanted.items())
+            kind: self.executor.submit(self._list_cluster, kind, count, exclude)
+            for kind, count in sorted(counts.items())
             if count > 0
         }
         for kind, job in jobs.items():
@@ -128,7 +135,7 @@ class SourceReader:
                 self._cluster[kind] = listed
 
     def _list_cluster(
-        self, kind: str, wanted: int, namespaces: Collection[str], exclude: Collection[str]
+        self, kind: str, wanted: int, exclude: Collection[str]
     ) -> dict[str, dict[str, SourceMeta]] | None:
         path = RESOURCES[kind].collection_path(None)
         total = self._size(path)
@@ -140,10 +147,12 @@ class SourceReader:
         terms += namespace_exclusions(exclude)
         found: dict[str, dict[str, SourceMeta]] = {}
         for item in self.client.list_items(path, field_selector=",".join(terms) or None, metadata_only=True):
-            namespace = str((item.get("metadata") or {}).get("namespace", ""))
-            meta = read_meta(kind, item, self.interesting) if namespace in namespaces else None
-            if meta is not None:
-                found.setdefault(namespace, {})[meta.name] = meta
+            metadata = item.get("metadata") or {}
+            names = self._cluster_names.get((str(metadata.get("namespace", "")), kind), ())
+            if metadata.get("name") in names:
+                meta = read_meta(kind, item, self.interesting)
+                if meta is not None:
+                    found.setdefault(str(metadata.get("namespace", "")), {})[meta.name] = meta
         return found
 
     def plan_kind(
@@ -187,12 +196,26 @@ class SourceReader:
         return _object_count(next(self.client.list_pages(path, metadata_only=True, limit=1)))
 
     def _known_list(self, namespace: str, kind: str) -> Mapping[str, SourceMeta] | None:
-        """Every object of a kind in the namespace, if this pass already listed it (cluster-wide or here)."""
-        cluster = self._cluster.get(kind)
-        if cluster is not None:
-            return cluster.get(namespace, {})
+        """Every object of a kind in the namespace, if this pass already listed it here."""
         with self._lock:
             return self._lists.get((namespace, kind))
+
+    def _from_cluster(self, result: NamespaceSources, kind: str, names: set[str]) -> bool:
+        """Settle `names` from the cluster-wide list when it covered every one of them (it kept only the
+        names the pass wanted): found, or absent; a Secret the list did not show may be a Helm release the
+        list filtered out, so it is confirmed by name. False: the namespace survey reads them."""
+        cluster = self._cluster.get(kind)
+        kept = self._cluster_names.get((result.namespace, kind), ())
+        if cluster is None or not names or not names <= set(kept):
+            return False
+        listed = cluster.get(result.namespace, {})
+        result.found.update({SourceKey(kind, n): listed[n] for n in names if n in listed})
+        missing = {n for n in names if n not in listed}
+        if kind == "secret":
+            self._get_each(result, kind, missing, content=False)
+        else:
+            result.absent |= {SourceKey(kind, n) for n in missing}
+        return True
 
     def _remember(self, namespace: str, kind: str, listed: dict[str, SourceMeta]) -> None:
         with self._lock:
@@ -216,6 +239,8 @@ class SourceReader:
             if kind in search_kinds and not search:
                 result.searched.add(kind)
             if not names and not search:
+                continue
+            if not search and self._from_cluster(result, kind, names):
                 continue
             listed = self._known_list(namespace, kind)
             if listed is None:

@@ -49,7 +49,6 @@ from reconcile.policy.triage import (
     rotate,
     rotation_start,
     triage_listed,
-    wanted_counts,
     wanted_sources,
 )
 
@@ -141,7 +140,7 @@ class PassWalk:
         of whose workloads need their spec, and in a whole-cluster pass cluster-wide source metadata for the
         workloads confirmable from their records; the reader learns what each namespace will want."""
         wanted = wanted_sources(listed, triage)
-        self.stage.reader.expect(wanted)
+        self.stage.reader.expect({key: len(names) for key, names in wanted.items()})
         try:
             if kinds := kinds_to_list_in_full(listed, triage):
                 unseen = {w.uid: w for w in listed if w.uid in triage.need_spec}
@@ -161,10 +160,7 @@ class PassWalk:
                     )
                 )
             if covers_whole_cluster(self.settings):
-                namespaces = {w.namespace for w in listed}
-                self.stage.reader.survey_cluster(
-                    wanted_counts(wanted), namespaces, self.settings.exclude_namespaces
-                )
+                self.stage.reader.survey_cluster(wanted, self.settings.exclude_namespaces)
         except PassCut:
             log.info("the pass budget ran out while reading the cluster's workloads and sources")
         except RehashError as exc:  # best effort: the batches read what these could not

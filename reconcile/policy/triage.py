@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from reconcile.model.kinds import Kind
@@ -109,7 +109,7 @@ def kinds_to_list_in_full(listed: Iterable[Listed], triage: Triage) -> list[Kind
     return chosen
 
 
-def wanted_sources(listed: Iterable[Listed], triage: Triage) -> dict[tuple[str, str], int]:
+def wanted_sources(listed: Iterable[Listed], triage: Triage) -> dict[tuple[str, str], frozenset[str]]:
     """Distinct recorded sources per (namespace, kind) of the workloads that may be confirmed from source
     metadata: what the pass will want to know of each namespace."""
     names: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -117,12 +117,4 @@ def wanted_sources(listed: Iterable[Listed], triage: Triage) -> dict[tuple[str, 
         if workload.uid in triage.trusted:
             for ref in workload.discovery.references:
                 names[(workload.namespace, ref.kind)].add(ref.name)
-    return {key: len(found) for key, found in names.items()}
-
-
-def wanted_counts(wanted: Mapping[tuple[str, str], int]) -> dict[str, int]:
-    """The same, per kind over every namespace."""
-    counts: dict[str, int] = defaultdict(int)
-    for (_, kind), count in wanted.items():
-        counts[kind] += count
-    return dict(counts)
+    return {key: frozenset(found) for key, found in names.items()}
