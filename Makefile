@@ -88,8 +88,12 @@ quick: $(VENV)/.installed-test
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json
 
+# Then peak RSS of the first, steady and change passes at 1x, 2x, 4x and 10x (docs/performance.md, "Memory").
+MEMORY_ARGS ?= --memory --scales 1,2,4,10 --out benchmarks/results-memory.json
+
 bench: $(VENV)/.installed-bench control-plane
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
+	$(BIN)/python -m benchmarks $(MEMORY_ARGS)
 
 chaos: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m chaos
