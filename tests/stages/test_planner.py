@@ -26,7 +26,7 @@ from reconcile.policy.decision import Action, Deferral
 from reconcile.policy.rules import Rules
 from reconcile.policy.triage import Batch, triage_listed
 from tests.e2e.conftest import configmap, deployment
-from tests.stage_http import (
+from tests.stages.http import (
     CONFIGMAPS,
     DEPLOYS,
     DISCOVERY,
@@ -42,12 +42,6 @@ from tests.stage_http import (
     stamped,
     status,
 )
-
-
-@pytest.fixture
-def mock() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
-        yield rsps
 
 
 def open_stage(client: KubeClient, executor: ThreadPoolExecutor) -> ReadStage:

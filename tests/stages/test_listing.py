@@ -18,18 +18,22 @@ from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.listing import list_targets
 from reconcile.policy.decision import Deferral
 from tests.e2e.conftest import configmap, cronjob, deployment, env_from
-from tests.stage_http import DISCOVERY, META_LIST, SERVER, accepts, adopted, calls, make_client, page, stamped
-from tests.stage_http import status as status_body
+from tests.stages.http import (
+    DISCOVERY,
+    META_LIST,
+    SERVER,
+    accepts,
+    adopted,
+    calls,
+    make_client,
+    page,
+    stamped,
+)
+from tests.stages.http import status as status_body
 
 ALL_DEPLOYS = "/apis/apps/v1/deployments"
 ALL_CRONJOBS = "/apis/batch/v1/cronjobs"
 ALL_ROLLOUTS = "/apis/argoproj.io/v1alpha1/rollouts"
-
-
-@pytest.fixture
-def mock() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
-        yield rsps
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from reconcile.pipeline.write import Redecide, WriteOptions, Writer
 from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Action, Decision, Deferral
 from tests.e2e.conftest import configmap, deployment, env_from
-from tests.stage_http import (
+from tests.stages.http import (
     CONFIGMAPS,
     DEPLOYS,
     DISCOVERY,
@@ -47,18 +47,6 @@ JSON_PATCH = "application/json-patch+json"
 MANAGED = "?fieldManager=kube-rehash"
 ANN = "/metadata/annotations/kube-rehash.io~1"
 """Where our annotations live in a JSON patch (`/` in a key is `~1`)."""
-
-
-@pytest.fixture
-def mock() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
-        yield rsps
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[KubeClient]:
-    with make_client(tmp_path) as kube:
-        yield kube
 
 
 @pytest.fixture

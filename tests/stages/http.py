@@ -1,4 +1,4 @@
-"""Shared by the per-stage tests (tests/test_stage_*.py): a KubeClient against a fake API server (the
+"""Shared by the per-stage tests (tests/stages/test_*.py): a KubeClient against a fake API server (the
 `responses` transport fake, the only fake), the requests it sent as short strings, and workload objects
 that carry real bookkeeping (the adopt patch of the real planner and patch code, applied as a server would).
 

@@ -4,7 +4,6 @@ workloads, source metadata, source content), the exact GETs and lists it sends a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
 from tests.e2e.conftest import configmap, cronjob, deployment, env_from, env_key, secret
-from tests.stage_http import (
+from tests.stages.http import (
     CONFIGMAPS,
     DEPLOYS,
     DISCOVERY,
@@ -41,26 +40,6 @@ from tests.stage_http import (
 )
 
 SECRETS = "/api/v1/namespaces/shop/secrets"
-
-
-@pytest.fixture
-def mock() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
-        yield rsps
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[KubeClient]:
-    with make_client(tmp_path) as kube:
-        yield kube
-
-
-@pytest.fixture
-def stage(client: KubeClient) -> Iterator[ReadStage]:
-    """A real read stage with one worker, so its requests go out in a fixed order."""
-    with ThreadPoolExecutor(max_workers=1) as executor:
-        reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
-        yield ReadStage(client, executor, reader, DISCOVERY)
 
 
 def workload(name: str, source: str = "app") -> dict[str, Any]:
