@@ -386,6 +386,11 @@ def memory_main(args: argparse.Namespace, base: Shape, results: dict[str, Any]) 
             )
             write_results(results, args.out)
     print("\n".join(memory_table(results["memory"])))
+    if args.chart is not None:
+        from benchmarks.chart import draw_memory
+
+        draw_memory(results["memory"], args.chart)
+        print(f"chart: {args.chart}")
     return 0
 
 

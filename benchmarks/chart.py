@@ -1,4 +1,5 @@
-"""docs/performance.png: steady-state requests, response bytes and wall time against cluster size.
+"""docs/performance.png: steady-state requests, response bytes and wall time against cluster size; and
+docs/memory.png: peak RSS of each pass against cluster size (`--memory --chart`).
 
 The only module that imports matplotlib (a benchmark-only dependency), and only when a chart is asked for.
 """
@@ -51,6 +52,48 @@ def draw(results: dict[str, Any], path: Path) -> None:
         f"{results['machine'].get('cpus')} CPUs, simulator in its own process",
         fontsize=10,
     )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+PASSES = (
+    ("first", "first (adopting) pass", "o", "#2166ac"),
+    ("steady", "steady pass", "s", "#1b7837"),
+    ("change", "change pass", "^", "#e08214"),
+)
+LIMIT_MB = 128 * 2**20 / 1e6
+"""The shipped pod's memory limit (128Mi), in the MB the benchmark reports."""
+
+
+def draw_memory(memory: dict[str, Any], path: Path, *, before: dict[str, Any] | None = None) -> None:
+    """Peak RSS (VmHWM) of the first, steady and change passes at `qps: 0` against the cluster's workloads,
+    with the shipped limit; `before`, when given, is an earlier run drawn dashed for comparison."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.6), constrained_layout=True)
+    for run, style, suffix, alpha in ((memory, "-", "", 1.0), (before or {}, "--", " (before)", 0.5)):
+        scales = sorted(run.items(), key=lambda kv: int(kv[0]))
+        sizes = [s["shape"]["workloads"] for _, s in scales]
+        for key, label, marker, color in PASSES:
+            values = [s["qps0"][key]["rss_mb"] for _, s in scales if key in s.get("qps0", {})]
+            if values and len(values) == len(sizes):
+                ax.plot(
+                    sizes, values, style, marker=marker, color=color, alpha=alpha, label=label + suffix, lw=2
+                )
+    ax.axhline(LIMIT_MB, color="#b2182b", linewidth=1, label="shipped limit (128Mi)")
+    scales = sorted(memory.items(), key=lambda kv: int(kv[0]))
+    sizes = [s["shape"]["workloads"] for _, s in scales]
+    ax.set_xticks(sizes, [f"{n:,}\n({f}x)" for n, (f, _) in zip(sizes, scales, strict=True)])
+    ax.set_xlabel("workloads in the cluster (a third opted in; ConfigMaps and Secrets scale alike)")
+    ax.set_ylabel("peak RSS (MB, VmHWM)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("kube-rehash peak memory per pass against cluster size (qps: 0)", fontsize=10)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
