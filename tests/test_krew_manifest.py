@@ -28,7 +28,7 @@ def test_krew_manifest_shape_names_the_kubectl_rehash_script_at_the_project_vers
     cfg = configparser.ConfigParser()
     cfg.read(ROOT / "setup.cfg")
     scripts = cfg["options.entry_points"]["console_scripts"]
-    assert re.search(r"^kubectl-rehash = reconcile\.cli:main$", scripts, re.MULTILINE)
+    assert re.search(r"^kubectl-rehash = reconcile\.cli\.commands:main$", scripts, re.MULTILINE)
     for platform in spec["platforms"]:
         assert platform["bin"] == "kubectl-rehash"
         assert platform["uri"].startswith("https://") and platform["uri"].endswith(
