@@ -221,6 +221,27 @@ def test_list_items_yields_each_item_once_across_the_fallback(
     assert names == ["a", "b", "c", "d", "e"]
 
 
+def test_the_fallback_resumes_after_the_last_item_in_the_servers_key_order(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    """etcd orders a cluster-wide list by `namespace/name`: `a-b/*` before `a/*`. Items at or before the
+    last yielded key are skipped, even re-created ones (a new uid), and nothing after it is lost."""
+
+    def items(*keys: str, token: str | None = None) -> dict[str, Any]:
+        listed = page([], token)
+        for key in keys:
+            namespace, name = key.split("/")
+            listed["items"].append({"metadata": {"namespace": namespace, "name": name, "uid": key + "-2"}})
+        return listed
+
+    configmaps = "/api/v1/configmaps"
+    mock.add(responses.GET, SERVER + configmaps, json=items("a-b/x", "a-b/y", token="t1"))
+    mock.add(responses.GET, SERVER + configmaps, json=status(410, "Expired", "expired"), status=410)
+    mock.add(responses.GET, SERVER + configmaps, json=items("a-b/x", "a-b/y", "a-b/z", "a/w", "b/v"))
+    keys = [f"{i['metadata']['namespace']}/{i['metadata']['name']}" for i in client.list_items(configmaps)]
+    assert keys == ["a-b/x", "a-b/y", "a-b/z", "a/w", "b/v"]
+
+
 def test_tokens_that_keep_expiring_cost_one_410_per_list_and_never_fail_it(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:

@@ -271,8 +271,11 @@ class KubeClient:
         metadata_only: bool = False,
         limit: int | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Items of all pages; in the full list read after an expired token, items already yielded (same
-        uid) are skipped, so each item is yielded once."""
+        """Items of all pages, each once: the full list read after an expired token resumes after the last
+        item yielded. The API server returns a list in storage-key order (`namespace/name`, or `name`), so
+        comparing keys needs only the last one, where a set of every uid would grow with the list (an
+        object created or re-created behind that point during the list is left for the next pass, as a
+        list started a moment earlier would have missed it)."""
         pager = self.list_pages(
             path,
             label_selector=label_selector,
@@ -280,13 +283,13 @@ class KubeClient:
             metadata_only=metadata_only,
             limit=limit,
         )
-        seen: set[str] = set()
+        last: str | None = None
         for page in pager:
             for item in page.get("items") or []:
-                key = _item_key(item)
-                if pager.fell_back and key in seen:
+                key = storage_key(item)
+                if pager.fell_back and last is not None and key <= last:
                     continue
-                seen.add(key)
+                last = key
                 yield item
 
     def patch(
@@ -450,10 +453,12 @@ def _write_params(dry_run: bool, field_manager: str) -> dict[str, str]:
     return params
 
 
-def _item_key(item: Mapping[str, Any]) -> str:
+def storage_key(item: Mapping[str, Any]) -> str:
+    """The order the API server lists objects in: etcd's key, `namespace/name` (or `name`)."""
     metadata = item.get("metadata") or {}
-    uid = metadata.get("uid")
-    return str(uid) if uid else f"{metadata.get('namespace', '')}/{metadata.get('name', '')}"
+    namespace = metadata.get("namespace")
+    name = str(metadata.get("name", ""))
+    return f"{namespace}/{name}" if namespace else name
 
 
 def _decode(response: requests.Response, method: str, path: str) -> dict[str, Any]:

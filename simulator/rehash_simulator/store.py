@@ -34,6 +34,12 @@ APPLY_NEEDS_MANAGER = "fieldManager: Required value: is required for apply patch
 Key = tuple[str, str]  # (namespace, name)
 
 
+def storage_order(key: Key) -> str:
+    """etcd's key order: `a-b/x` comes before `a/x`, unlike the tuple order."""
+    namespace, name = key
+    return f"{namespace}/{name}" if namespace else name
+
+
 class Store:
     """Objects of every simulated resource; all public methods are thread-safe."""
 
@@ -219,7 +225,8 @@ class Store:
         label_selector: str = "",
         field_selector: str = "",
     ) -> list[Obj]:
-        """Copies of the matching objects in (namespace, name) order; namespace None = all namespaces."""
+        """Copies of the matching objects in storage-key order (`namespace/name`, as etcd orders them on a
+        real server); namespace None = all namespaces."""
         page = self.list_page(
             resource, namespace, label_selector=label_selector, field_selector=field_selector
         )
@@ -246,7 +253,7 @@ class Store:
             bucket = self._objects.get(rtype.plural, {})
             keys = self._sorted.get(rtype.plural)
             if keys is None:
-                keys = sorted(bucket)
+                keys = sorted(bucket, key=storage_order)
                 self._sorted[rtype.plural] = keys
             if namespace and rtype.namespaced:
                 entries = [bucket[k] for k in keys if k[0] == namespace]
