@@ -194,7 +194,11 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
         )
     finally:
         client.close()
-    print(report.render_json() if settings.output == "json" else report.render_text())
+    if settings.output == "json":
+        report.write_json(sys.stdout)
+        print()
+    else:
+        print(report.render_text())
     if settings.pushgateway:
         push(settings, report)
     if report.budget_exhausted and not report.interrupted and report.decided == 0:

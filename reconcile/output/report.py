@@ -9,18 +9,24 @@ carries `rollout_status` only when the pass read the status of an unfinished rol
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from reconcile.model.bookkeeping import STALLED
 from reconcile.model.workload import Listed
 from reconcile.policy.decision import Action, Decision, Deferral
 
 ACTION_ORDER = [a.value for a in Action]
+TEXT_ROWS_IN_FULL = 2000
+"""Above this many rows the text table lists only the rows that are not in sync (the summary line
+counts every row): a table of ten thousand in-sync workloads helps nobody reading a log."""
+QUIET_ACTIONS = frozenset({Action.IN_SYNC.value})
+_ROWS_MARK = "\x00rows\x00"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
     kind: str
     namespace: str
@@ -150,10 +156,14 @@ class Report:
         return any(r.action == Action.ROLLOUT.value for r in self.rows)
 
     def to_json(self) -> dict[str, Any]:
+        return {**self.head_json(), "workloads": [r.to_json() for r in self.sorted_rows()]}
+
+    def head_json(self) -> dict[str, Any]:
+        """The document without its rows, in the contract's key order (`workloads` where the rows go)."""
         return {
             "dry_run": self.dry_run,
             "summary": self.summary(),
-            "workloads": [r.to_json() for r in self.sorted_rows()],
+            "workloads": [],
             "interrupted": self.interrupted,
             "budget_exhausted": self.budget_exhausted,
             "budget_deferred": self.budget_deferred,
@@ -162,14 +172,38 @@ class Report:
             "api": self.api,
         }
 
+    def write_json(self, out: TextIO) -> None:
+        """The JSON document (the same text as `json.dumps(to_json(), indent=2)`), written row by row so
+        a pass over ten thousand workloads never holds their rows as one string or as dicts."""
+        head = self.head_json()
+        if not self.rows:
+            out.write(json.dumps(head, indent=2))
+            return
+        head["workloads"] = [_ROWS_MARK]
+        before, _, after = json.dumps(head, indent=2).partition(json.dumps(_ROWS_MARK))
+        out.write(before)
+        for i, row in enumerate(self.sorted_rows()):
+            if i:
+                out.write(",\n    ")
+            out.write(json.dumps(row.to_json(), indent=2).replace("\n", "\n    "))
+        out.write(after)
+
     def render_json(self) -> str:
-        return json.dumps(self.to_json(), indent=2, sort_keys=False)
+        text = io.StringIO()
+        self.write_json(text)
+        return text.getvalue()
 
     def render_text(self) -> str:
-        """An aligned table of every workload that needs attention or was touched, then a summary line."""
+        """An aligned table of the workloads (beyond `TEXT_ROWS_IN_FULL`, only those not in sync), then
+        a summary line."""
         header = ("ACTION", "KIND", "NAMESPACE", "NAME", "REASON")
-        rows = [(r.action, r.kind, r.namespace, r.name, with_status(r)) for r in self.sorted_rows()]
+        shown = self.sorted_rows()
         lines = []
+        if len(shown) > TEXT_ROWS_IN_FULL:
+            shown = [r for r in shown if r.action not in QUIET_ACTIONS]
+            quiet = len(self.rows) - len(shown)
+            lines.append(f"{quiet} workloads in sync are not listed (-o json lists all)")
+        rows = [(r.action, r.kind, r.namespace, r.name, with_status(r)) for r in shown]
         if rows:
             widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
             for row in [header, *rows]:

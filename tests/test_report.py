@@ -1,0 +1,54 @@
+"""The report's JSON is written row by row and its text table stays readable at any size."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from reconcile.output.report import TEXT_ROWS_IN_FULL, Report, Row
+
+
+def rows(count: int, action: str = "in-sync") -> list[Row]:
+    return [
+        Row(
+            "Deployment",
+            f"ns-{i % 7}",
+            f"web-{i}",
+            action,
+            "hash unchanged",
+            configs=(f"ConfigMap/conf-{i}", "Secret/creds"),
+            hash=f"{i:016x}",
+            rollout_status="progressing" if i % 3 == 0 else None,
+        )
+        for i in range(count)
+    ]
+
+
+def test_the_streamed_json_is_the_same_text_as_one_dump_of_the_document() -> None:
+    for report in (
+        Report(),
+        Report(rows=rows(1)),
+        Report(dry_run=True, rows=[*rows(25), Row.scope_failure("Deployment", "*", 'list "failed"\n')]),
+    ):
+        report.api = {"requests": {"list": {"200": 3}}, "bytes": 1024}
+        out = io.StringIO()
+        report.write_json(out)
+        assert out.getvalue() == json.dumps(report.to_json(), indent=2)
+        assert report.render_json() == out.getvalue()
+        assert json.loads(out.getvalue())["summary"]["workloads"] == len(report.rows)
+
+
+def test_a_large_text_report_lists_only_the_rows_not_in_sync_and_counts_the_rest() -> None:
+    report = Report(rows=rows(TEXT_ROWS_IN_FULL) + rows(3, action="rollout"))
+    lines = report.render_text().splitlines()
+    assert lines[0] == f"{TEXT_ROWS_IN_FULL} workloads in sync are not listed (-o json lists all)"
+    assert lines[1].split() == ["ACTION", "KIND", "NAMESPACE", "NAME", "REASON"]
+    assert [line.split()[0] for line in lines[2:-1]] == ["rollout"] * 3
+    assert lines[-1].startswith(f"{TEXT_ROWS_IN_FULL + 3} workloads: 3 rollout, {TEXT_ROWS_IN_FULL} in-sync")
+
+
+def test_a_small_text_report_lists_every_row() -> None:
+    report = Report(rows=rows(5) + rows(1, action="rollout"))
+    lines = report.render_text().splitlines()
+    assert len(lines) == 1 + 6 + 1
+    assert sum(1 for line in lines if line.startswith("in-sync")) == 5
