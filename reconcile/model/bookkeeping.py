@@ -9,6 +9,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
+from sys import intern
 from typing import Any
 
 from reconcile.model.annotations import Annotations
@@ -160,18 +162,29 @@ def parse_records(text: Any) -> RecordsDoc | None:
     for row in doc["s"]:
         if not (isinstance(row, list) and len(row) == 6 and all(isinstance(x, str) for x in row)):
             return None
-        records.append(SourceRecord(*row))
+        kind, name, uid, version, selection, token = row
+        records.append(SourceRecord(intern(kind), name, uid, version, intern(selection), token))
     fingerprint, generation, inputs = doc.get("k"), doc.get("g"), doc.get("i")
-    facts = SpecFacts.parse(doc.get("f"), doc.get("o"))
+    letters, optional = doc.get("f"), doc.get("o")
+    facts = None
+    if isinstance(letters, str) and isinstance(optional, list) and all(isinstance(o, str) for o in optional):
+        facts = parse_facts(letters, tuple(optional))
     if not (isinstance(generation, int) and not isinstance(generation, bool) and isinstance(inputs, str)):
         generation, inputs, facts = None, "", None
+    # The fingerprint is the same on every workload, the inputs digest on most: one string each.
     return RecordsDoc(
         tuple(sorted(records)),
-        fingerprint if isinstance(fingerprint, str) else "",
+        intern(fingerprint) if isinstance(fingerprint, str) else "",
         generation,
-        inputs,
+        intern(inputs),
         facts,
     )
+
+
+@lru_cache(maxsize=256)
+def parse_facts(letters: str, optional: tuple[str, ...]) -> SpecFacts | None:
+    """`SpecFacts.parse`, one object per distinct value (most workloads share their facts)."""
+    return SpecFacts.parse(letters, list(optional))
 
 
 def format_rollout(record: RolloutRecord) -> str:

@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Any, Literal
 
 SourceKind = Literal["configmap", "secret"]
@@ -94,6 +95,15 @@ class DiscoverySettings:
         unknown = set(self.compat) - COMPAT_RULES
         if unknown:
             raise ValueError(f"unknown compat rules {sorted(unknown)}; known: {sorted(COMPAT_RULES)}")
+
+
+_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def shared(value: tuple[str, ...]) -> tuple[str, ...]:
+    """One tuple object per distinct value: thousands of workloads opted in by the same annotation keys
+    hold one `via` tuple, not one each (the pass keeps every listed workload until it ends)."""
+    return _SHARED.setdefault(value, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,8 +422,8 @@ def discover(
         match_annotations=frozenset(match) if match else NONE,
         search_kinds=KINDS if match else NONE,
         problems=cap_problems(out.problems),
-        via=tuple(sorted(via)),
-        inputs=out.inputs_digest(),
+        via=shared(tuple(sorted(intern(key) for key in via))),
+        inputs=intern(out.inputs_digest()),
     )
 
 

@@ -13,6 +13,8 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import timedelta
+from functools import lru_cache
+from sys import intern
 from typing import Any
 
 from reconcile.model.annotations import ON_CHANGE, Annotations, WindowSetting
@@ -183,7 +185,7 @@ def listed_view(
     annotations = metadata.get("annotations")
     annotations = annotations if isinstance(annotations, Mapping) else {}
     keys = Annotations(settings.prefix)
-    namespace = str(metadata.get("namespace") or "")
+    namespace = intern(str(metadata.get("namespace") or ""))
     discovery = discover(annotations, None, settings, namespace=namespace)
     problems = list(discovery.problems)
     min_interval = None
@@ -251,8 +253,13 @@ def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings)
 
 
 def target_inputs(discovery: Discovery, kind: Kind) -> str:
-    text = "\n".join((discovery.inputs, kind.pod_spec_pointer or "", kind.annotations_pointer))
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+    return inputs_digest(discovery.inputs, kind.pod_spec_pointer or "", kind.annotations_pointer)
+
+
+@lru_cache(maxsize=1024)
+def inputs_digest(*parts: str) -> str:
+    """Digest of the non-spec inputs; cached, so workloads with the same inputs share one string."""
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
 
 
 def records_trusted(target: Listed, key_fingerprint: str) -> bool:
