@@ -115,7 +115,7 @@ def _pick(entries: dict[str, Entry], name: Any, kind: str, where: str, *, requir
 def resolve_path(entry: Entry, value: str) -> str:
     """A path from a kubeconfig entry, `~` expanded, relative ones against the defining file's directory."""
     expanded = os.path.expanduser(value)
-    return expanded if os.path.isabs(expanded) else os.path.join(entry.base, expanded)
+    return os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(entry.base, expanded))
 
 
 def get_string(entry: Entry, key: str, where: str) -> str | None:
