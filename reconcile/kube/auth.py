@@ -1,45 +1,41 @@
-"""Resolve API credentials the way kubectl does, and keep the `kubernetes` package at arm's length.
-
-This is the only module that imports `kubernetes`; it is used as a credentials loader only (kubeconfig
-parsing, exec plugins, in-cluster service account), never as an HTTP client. Everything lands in a private
-`Configuration` (never the global default, never persisted back to disk). The client asks for the
-Authorization header through `Configuration.auth_settings()` on every request so the loader's refresh
-hook runs (in-cluster tokens are re-read, expired exec-plugin tokens re-fetched), and builds its
-`requests.Session` from the kubeconfig alone so environment variables such as `REQUESTS_CA_BUNDLE` or
-`HTTPS_PROXY` can never override what the kubeconfig says.
+"""Resolve API credentials the way kubectl does, without importing the `kubernetes` package.
 
 Order: `--kubeconfig FILE`, else `KUBECONFIG` (a `:`-separated list merged like kubectl: the first file to
-define a name or the current-context wins), else `~/.kube/config`, else the in-cluster service account.
+define a name or the current-context wins), else `~/.kube/config`, else the in-cluster service account;
+`--context` picks a context other than the current one.
+
+It exists because importing `kubernetes` (even `kubernetes.config`) runs its `__init__`, which loads the
+whole generated client, ~19 MB of memory in every pass, for what is a YAML read. The kubeconfig is read
+with PyYAML (reconcile/kube/kubeconfig.py), exec plugins are run like client-go does
+(reconcile/kube/exec_plugin.py), and the in-cluster service account is read directly. Only the legacy
+`auth-provider` (gcp, oidc) is delegated to the `kubernetes` package, imported lazily in that branch
+(reconcile/kube/auth_provider.py), which is why the package remains a dependency.
+
+The client asks for the Authorization header through `authorization()` on every request, which is where
+refresh happens (token files re-read, expired exec-plugin credentials fetched again), and builds its
+`requests.Session` from the kubeconfig alone (`trust_env` off) so environment variables such as
+`REQUESTS_CA_BUNDLE` or `HTTPS_PROXY` can never override what the kubeconfig says. Nothing is written
+back to the kubeconfig.
 """
 
 from __future__ import annotations
 
-import logging
+import base64
 import os
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 import requests
-import yaml
-from kubernetes.client import Configuration
-from kubernetes.config.config_exception import ConfigException
-from kubernetes.config.incluster_config import InClusterConfigLoader
-from kubernetes.config.kube_config import (
-    ENV_KUBECONFIG_PATH_SEPARATOR,
-    KubeConfigMerger,
-    load_kube_config_from_dict,
-)
 
-from reconcile.errors import MAX_BODY_EXCERPT, CredentialsError
-
-log = logging.getLogger(__name__)
+from reconcile.errors import CredentialsError
+from reconcile.kube.exec_plugin import ExecPlugin
+from reconcile.kube.kubeconfig import Selection, file_or_data, get_string, resolve_path, select_context
+from reconcile.kube.tokens import ExecToken, FileToken, HeaderSource, StaticHeader
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-# How long an in-cluster token is trusted before the refresh hook re-reads the (rotated) file.
+# How long a token file (in-cluster or `tokenFile`) is trusted before it is re-read (tokens rotate).
 TOKEN_REREAD_INTERVAL = timedelta(minutes=1)
 
 
@@ -61,6 +57,19 @@ class _Source:
     service_account_dir: str
 
 
+@dataclass(frozen=True)
+class _Loaded:
+    """Everything one load produced: where to connect, how to verify, and how to authenticate."""
+
+    source: str
+    server: str
+    server_name: str | None
+    verify: bool | str
+    cert: tuple[str, str] | None
+    proxy: str | None
+    header: HeaderSource | None
+
+
 class Credentials:
     """The API server URL plus what a request needs to authenticate (header, CA, client cert, proxy).
 
@@ -70,7 +79,8 @@ class Credentials:
     def __init__(self, source: _Source) -> None:
         self._source = source
         self._lock = threading.Lock()
-        self._configuration, self.source = _load(source)
+        self._loaded = _load(source)
+        self.source = self._loaded.source
 
     def __repr__(self) -> str:
         return f"Credentials({self.source!r})"
@@ -78,45 +88,38 @@ class Credentials:
     @property
     def server(self) -> str:
         """The API server URL without a trailing slash."""
-        return str(self._configuration.host).rstrip("/")
+        return self._loaded.server
 
     @property
     def server_name(self) -> str | None:
         """The kubeconfig's `tls-server-name`: the name the server's certificate is checked against."""
-        with self._lock:
-            name = getattr(self._configuration, "tls_server_name", None)
-        return str(name) if name else None
+        return self._loaded.server_name
 
     def new_session(self) -> requests.Session:
         """A session configured from the credentials source only (the environment is ignored)."""
         with self._lock:
-            conf = self._configuration
-            session = requests.Session()
-            session.trust_env = False
-            if not conf.verify_ssl:
-                session.verify = False
-            elif conf.ssl_ca_cert:
-                session.verify = str(conf.ssl_ca_cert)
-            else:
-                session.verify = True
-            if conf.cert_file and conf.key_file:
-                session.cert = (str(conf.cert_file), str(conf.key_file))
-            if conf.proxy:
-                session.proxies = {"http": str(conf.proxy), "https": str(conf.proxy)}
+            loaded = self._loaded
+            cert = loaded.header.client_cert() if loaded.header else None
+        session = requests.Session()
+        session.trust_env = False
+        session.verify = loaded.verify
+        if cert or loaded.cert:
+            session.cert = cert or loaded.cert
+        if loaded.proxy:
+            session.proxies = {"http": loaded.proxy, "https": loaded.proxy}
         return session
 
     def authorization(self) -> str | None:
-        """The Authorization header value, refreshed by the loader's hook when due; None with cert auth."""
+        """The Authorization header value, refreshed when due; None with certificate auth."""
         with self._lock:
-            setting = self._configuration.auth_settings().get("BearerToken")
-        value = setting.get("value") if setting else None
-        return (value.strip() or None) if isinstance(value, str) else None
+            header = self._loaded.header
+            return header.header() if header else None
 
     def reload(self) -> None:
         """Load again from the same source (new exec-plugin run, re-read token file); used after a 401."""
-        configuration, source = _load(self._source)
+        loaded = _load(self._source)
         with self._lock:
-            self._configuration, self.source = configuration, source
+            self._loaded, self.source = loaded, loaded.source
 
 
 def load_credentials(
@@ -138,9 +141,7 @@ def _resolve_source(options: AuthOptions, env: dict[str, str], service_account_d
         return _Source((path,), options.context, env, service_account_dir)
     listed = env.get("KUBECONFIG", "")
     if listed:
-        paths = [
-            os.path.abspath(os.path.expanduser(p)) for p in listed.split(ENV_KUBECONFIG_PATH_SEPARATOR) if p
-        ]
+        paths = [os.path.abspath(os.path.expanduser(p)) for p in listed.split(os.pathsep) if p]
         existing = tuple(dict.fromkeys(p for p in paths if os.path.isfile(p)))
         if existing:
             return _Source(existing, options.context, env, service_account_dir)
@@ -160,127 +161,70 @@ def _resolve_source(options: AuthOptions, env: dict[str, str], service_account_d
     )
 
 
-def _load(source: _Source) -> tuple[Configuration, str]:
+def _load(source: _Source) -> _Loaded:
     if not source.paths:
-        return _load_in_cluster(source), "in-cluster service account"
-    return _load_kubeconfig(source)
+        return _load_in_cluster(source)
+    return _load_kubeconfig(select_context(source.paths, source.context), source.env)
 
 
-def _load_in_cluster(source: _Source) -> Configuration:
-    loader = InClusterConfigLoader(  # type: ignore[no-untyped-call]
-        token_filename=os.path.join(source.service_account_dir, "token"),
-        cert_filename=os.path.join(source.service_account_dir, "ca.crt"),
-        try_refresh_token=True,
-        environ=source.env,
-    )
-    # The loader re-reads the token file once this period has passed (projected tokens rotate).
-    loader._token_refresh_period = TOKEN_REREAD_INTERVAL
-    configuration = _new_configuration()
-    try:
-        loader.load_and_set(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    except (ConfigException, OSError) as exc:
-        raise CredentialsError(f"in-cluster service account ({source.service_account_dir}): {exc}") from None
-    return configuration
+def _load_in_cluster(source: _Source) -> _Loaded:
+    where = f"in-cluster service account ({source.service_account_dir})"
+    host, port = source.env.get("KUBERNETES_SERVICE_HOST", ""), source.env.get("KUBERNETES_SERVICE_PORT", "")
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # an IPv6 address
+    ca = os.path.join(source.service_account_dir, "ca.crt")
+    if not os.path.isfile(ca):
+        raise CredentialsError(f"{where}: {ca} does not exist")
+    token_file = os.path.join(source.service_account_dir, "token")
+    header = FileToken(token_file, TOKEN_REREAD_INTERVAL, "bearer", where)
+    return _Loaded("in-cluster service account", f"https://{host}:{port}", None, ca, None, None, header)
 
 
-def _load_kubeconfig(source: _Source) -> tuple[Configuration, str]:
-    where = "kubeconfig " + ENV_KUBECONFIG_PATH_SEPARATOR.join(source.paths)
-    merger = KubeConfigMerger("")  # type: ignore[no-untyped-call]
-    current: str | None = None
-    for path in source.paths:
-        document = _read_kubeconfig_file(path)
-        current = current or document.get("current-context") or None
-        try:
-            merger.load_config(path)  # type: ignore[no-untyped-call]
-        except (ConfigException, OSError, yaml.YAMLError, AttributeError, TypeError, KeyError) as exc:
-            raise CredentialsError(f"kubeconfig {path}: invalid: {_excerpt(exc)}") from None
-    merged: Any = merger.config
-    # The package lets the last file's current-context win; kubectl lets the first one win.
-    merged.value["current-context"] = current or ""
-    context = source.context or current
-    if not context:
-        raise CredentialsError(f"{where}: no current-context set and no --context given")
-    names = [str(_node_value(c).get("name")) for c in merged.value.get("contexts", [])]
-    if context not in names:
-        listed = ", ".join(names) or "none"
-        raise CredentialsError(f"{where}: context {context!r} not found (contexts: {listed})")
-    where = f"{where} context {context}"
-    configuration = _new_configuration()
-    with _captured_loader_errors() as loader_errors:
-        try:
-            load_kube_config_from_dict(  # type: ignore[no-untyped-call]
-                config_dict=merged,
-                context=context,
-                client_configuration=configuration,
-                persist_config=False,
-            )
-        except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
-            raise CredentialsError(f"{where}: {_excerpt(exc)}") from None
-    if not configuration.host:
+def _load_kubeconfig(selection: Selection, env: Mapping[str, str]) -> _Loaded:
+    where, cluster = selection.where, selection.cluster
+    server = (get_string(cluster, "server", where) or "").rstrip("/")
+    if not server:
         raise CredentialsError(f"{where}: the cluster has no server URL")
-    has_token = bool(configuration.api_key.get("BearerToken") or configuration.api_key.get("authorization"))
-    has_cert = bool(configuration.cert_file and configuration.key_file)
-    if not (has_token or has_cert):
-        cause = "; ".join(loader_errors)
-        problem = (
-            f"credentials plugin failed: {cause}" if cause else "no token, client certificate or exec plugin"
+    insecure = cluster.fields.get("insecure-skip-tls-verify") is True
+    ca = None if insecure else file_or_data(cluster, "certificate-authority", where)
+    verify: bool | str = False if insecure else (ca or True)
+    cert_file = file_or_data(selection.user, "client-certificate", where)
+    key_file = file_or_data(selection.user, "client-key", where)
+    if bool(cert_file) != bool(key_file):
+        raise CredentialsError(f"{where}: client-certificate and client-key must be given together")
+    cert = (cert_file, key_file) if cert_file and key_file else None
+    header = _load_header(selection, env)
+    if header is None and cert is None:
+        raise CredentialsError(
+            f"{where}: no usable credentials (no token, client certificate or exec plugin)"
         )
-        raise CredentialsError(f"{where}: no usable credentials ({_excerpt(problem)})")
-    return configuration, where
+    return _Loaded(
+        where,
+        server,
+        get_string(cluster, "tls-server-name", where),
+        verify,
+        cert,
+        get_string(cluster, "proxy-url", where),
+        header,
+    )
 
 
-def _new_configuration() -> Configuration:
-    """A private Configuration: no default host; `proxy=""` so HTTPS_PROXY in the environment is ignored."""
-    return Configuration(host="", proxy="", no_proxy="")
+def _load_header(selection: Selection, env: Mapping[str, str]) -> HeaderSource | None:
+    """The user's token source, in the old loader's order: auth-provider, token/tokenFile, exec, basic."""
+    user, where = selection.user, selection.where
+    if user.fields.get("auth-provider"):
+        from reconcile.kube.auth_provider import ProviderToken  # imports the kubernetes package
 
-
-def _read_kubeconfig_file(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = yaml.safe_load(handle)
-    except OSError as exc:
-        raise CredentialsError(f"kubeconfig {path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError:
-        raise CredentialsError(f"kubeconfig {path}: not valid YAML") from None
-    if not isinstance(document, dict):
-        raise CredentialsError(f"kubeconfig {path}: empty or not a mapping")
-    for key in ("clusters", "contexts", "users"):
-        entries = document.get(key) or []
-        if not isinstance(entries, list) or not all(isinstance(e, dict) and "name" in e for e in entries):
-            raise CredentialsError(f"kubeconfig {path}: {key} must be a list of named entries")
-    return document
-
-
-def _node_value(node: Any) -> dict[str, Any]:
-    value = getattr(node, "value", node)
-    return value if isinstance(value, dict) else {}
-
-
-def _excerpt(exc: object) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= MAX_BODY_EXCERPT else text[: MAX_BODY_EXCERPT - 3] + "..."
-
-
-class _LoaderErrors(logging.Filter):
-    """Collects (and silences) what the kubernetes loader logs instead of raising, e.g. exec failures."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list[str] = []
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.ERROR and f"kubernetes{os.sep}config" in record.pathname:
-            self.messages.append(record.getMessage())
-            return False
-        return True
-
-
-@contextmanager
-def _captured_loader_errors() -> Iterator[list[str]]:
-    capture = _LoaderErrors()
-    root = logging.getLogger()
-    root.addFilter(capture)
-    try:
-        yield capture.messages
-    finally:
-        root.removeFilter(capture)
+        return ProviderToken(selection)
+    token = (get_string(user, "token", where) or "").strip()
+    if token:
+        return StaticHeader(f"Bearer {token}")
+    token_file = get_string(user, "tokenFile", where)
+    if token_file is not None:
+        return FileToken(resolve_path(user, token_file), TOKEN_REREAD_INTERVAL, "Bearer", where)
+    if user.fields.get("exec"):
+        return ExecToken(ExecPlugin(user, selection.cluster, env, where))
+    username, password = get_string(user, "username", where), get_string(user, "password", where)
+    if username is not None and password is not None:
+        return StaticHeader("Basic " + base64.b64encode(f"{username}:{password}".encode()).decode())
+    return None
