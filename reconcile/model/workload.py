@@ -222,9 +222,15 @@ def listed_view(
     return listed, annotations
 
 
-def read_target(obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings) -> Target:
-    """Build the slim view of one whole workload object (never raises on odd shapes)."""
+def read_target(
+    obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings, known: Listed | None = None
+) -> Target:
+    """Build the slim view of one whole workload object (never raises on odd shapes). `known`, the
+    workload as listed, is kept instead of an equal copy: a pass holding the views of a whole kind's
+    full list then holds one `Listed` per workload, not two."""
     listed, annotations = listed_view(obj, kind, settings)
+    if known is not None and known == listed:
+        listed = known
     keys = Annotations(settings.prefix)
     pod_spec = resolve(obj, kind.pod_spec_pointer) if kind.pod_spec_pointer else None
     discovery = discover(annotations, pod_spec, settings, namespace=listed.namespace)

@@ -102,7 +102,7 @@ def prefetch_kinds(
                 for item in client.list_items(kind.collection_path(scope), field_selector=field_selector):
                     uid = str((item.get("metadata") or {}).get("uid", ""))
                     if uid in wanted:
-                        out[uid] = read_target(item, kind, discovery)
+                        out[uid] = read_target(item, kind, discovery, wanted[uid])
             except PassCut:
                 raise
             except RehashError as exc:

@@ -17,7 +17,7 @@ from reconcile.model.hashing import source_token
 from reconcile.model.kinds import CRONJOB, DEPLOYMENT
 from reconcile.model.references import Reference
 from reconcile.model.sources import Hashed, SourceKey, SourceMeta
-from reconcile.model.workload import Listed, read_listed, read_target
+from reconcile.model.workload import Listed, Target, read_listed, read_target
 from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
@@ -263,6 +263,19 @@ def test_prefetch_lists_each_kind_in_full_and_keeps_only_the_wanted_workloads(
         "uid-web": read_target(web, DEPLOYMENT, DISCOVERY),
         "uid-nightly": read_target(job, CRONJOB, DISCOVERY),
     }
+    # The views held until their batch share the listed workload, not a copy of it.
+    assert all(isinstance(t, Target) and t.listed is wanted[uid] for uid, t in got.items())
+
+
+def test_a_workload_changed_since_it_was_listed_keeps_the_view_the_full_list_read(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    web = workload("web")
+    changed = {**web, "metadata": {**web["metadata"], "generation": 9}}
+    mock.add(responses.GET, SERVER + "/apis/apps/v1/deployments", json=page([changed], meta=False))
+    got = prefetch_kinds(client, [DEPLOYMENT], {"uid-web": listed(web)}, DISCOVERY)
+    target = got["uid-web"]
+    assert isinstance(target, Target) and target.listed.generation == 9
 
 
 def test_prefetch_per_namespace_and_a_failed_list_leaves_its_workloads_to_their_batches(
