@@ -23,6 +23,7 @@ import json
 import os
 import random
 import re
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -30,10 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from benchmarks.generate import Shape, generate, write
 from benchmarks.harness import SimulatorProcess, change_sources, measure
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+CRONJOB = Path(__file__).resolve().parents[1] / "cronjob" / "base" / "cronjob.yaml"
 # Kubernetes memory quantities: binary and decimal suffixes (a plain number is bytes).
 _QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGTPE]i?|k)?$")
 _FACTORS = {
@@ -64,6 +68,14 @@ def quantity_bytes(quantity: str | int) -> int:
     if not match:
         raise ValueError(f"not a memory quantity: {quantity!r}")
     return int(float(match.group(1)) * _FACTORS[match.group(2)])
+
+
+def shipped_limit(cronjob: Path = CRONJOB) -> str:
+    """`limits.memory` of the kube-rehash container of the shipped CronJob (`128Mi`)."""
+    doc = yaml.safe_load(cronjob.read_text())
+    containers = doc["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    (container,) = [c for c in containers if c["name"] == "kube-rehash"]
+    return str(container["resources"]["limits"]["memory"])
 
 
 def _own_cgroups() -> dict[str, str]:
@@ -273,3 +285,41 @@ def passes_under_limit(
         result["changed"] = len(changed)
         run("change", shipped)
     return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks.memlimit --scale N [--limit Q]`: the passes at N times the 1x counts (Helm
+    releases 1-2 KB) under a memory limit (default: the shipped CronJob's); exit 1 if any failed or was
+    OOM-killed. For sizing `limits.memory` for a cluster larger than the ones measured."""
+    import argparse
+    import tempfile
+    from dataclasses import replace
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.memlimit", description=main.__doc__)
+    parser.add_argument("--scale", type=int, default=4, help="times the 1x shape's counts (default 4)")
+    parser.add_argument("--limit", default=None, help="memory quantity (default: the shipped limits.memory)")
+    parser.add_argument("--change-fraction", type=float, default=0.05)
+    args = parser.parse_args(argv)
+    limit = args.limit or shipped_limit()
+    reason = unavailable()
+    if reason:
+        print(f"no memory cgroup: {reason}", file=sys.stderr)
+        return 2
+    shape = replace(Shape().scaled(args.scale), helm_min_kb=1, helm_max_kb=2)
+    with tempfile.TemporaryDirectory(prefix="memlimit-") as workdir:
+        result = passes_under_limit(
+            shape,
+            Path(workdir),
+            limit_bytes=quantity_bytes(limit),
+            kube_rehash=[sys.executable, "-m", "reconcile"],
+            change_fraction=args.change_fraction,
+        )
+    failed = [p.name for p in result["passes"] if p.exit != 0 or p.oom_kills]
+    print(
+        f"under {limit}: " + (f"failed: {', '.join(failed)}" if failed else "every pass exit 0, no OOM kill")
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

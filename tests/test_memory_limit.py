@@ -24,10 +24,15 @@ import pytest
 import yaml
 
 from benchmarks.generate import Shape
-from benchmarks.memlimit import MemoryCgroup, passes_under_limit, quantity_bytes, unavailable
+from benchmarks.memlimit import (
+    MemoryCgroup,
+    passes_under_limit,
+    quantity_bytes,
+    shipped_limit,
+    unavailable,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-CRONJOB = ROOT / "cronjob" / "base" / "cronjob.yaml"
 CHART_VALUES = ROOT / "charts" / "kube-rehash" / "values.yaml"
 # The 4x benchmark shape with small Helm releases (see the module docstring).
 SHAPE = replace(Shape().scaled(4), helm_min_kb=1, helm_max_kb=2)
@@ -36,14 +41,6 @@ _UNAVAILABLE = unavailable()
 needs_cgroup = pytest.mark.skipif(
     _UNAVAILABLE is not None, reason=f"no writable memory cgroup: {_UNAVAILABLE}"
 )
-
-
-def shipped_limit() -> str:
-    """`limits.memory` of the kube-rehash container of the shipped CronJob."""
-    cronjob = yaml.safe_load(CRONJOB.read_text())
-    containers = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
-    (container,) = [c for c in containers if c["name"] == "kube-rehash"]
-    return str(container["resources"]["limits"]["memory"])
 
 
 def test_the_shipped_limit_is_the_same_in_the_cronjob_and_the_chart() -> None:
@@ -92,7 +89,10 @@ def test_every_pass_at_4x_completes_under_the_shipped_limit(tmp_path: Path) -> N
     assert list(passes) == ["first", "steady", "change"]
     for p in passes.values():
         assert (p.name, p.exit, p.oom_kills) == (p.name, 0, 0), p.stderr_tail
-        assert 0 < p.cgroup_peak_bytes <= limit and p.vm_hwm_mb > 0
+        assert 0 < p.cgroup_peak_bytes <= limit
+        # VmHWM also counts the interpreter's and libraries' shared pages, which the cgroup did not charge
+        # (another process had read them first), as a container's cgroup would: it too fits the limit.
+        assert 0 < p.vm_hwm_mb * 2**20 <= limit
         assert p.summary["workloads"] == SHAPE.opted_in
     # The passes did the work of a 4x cluster: every opted-in workload adopted, then nothing to do, then the
     # workloads of the changed sources rolled.
