@@ -7,7 +7,8 @@ swap included (benchmarks/memlimit.py): an overrun is an OOM kill the cgroup cou
 cluster is `Shape().scaled(4)` — 12,000 workloads of which 4,000 opted in, 400 namespaces, 32,000 ConfigMaps
 and 32,000 Secrets, 6,000 of them Helm releases — with the releases 1-2 KB instead of 50-300 KB: kube-rehash
 never reads a release's content, so its peak is that of the full 4x shape (measured: docs/performance.md,
-"Memory"), while the generated file is 0.5 GB instead of 1.5 GB and the simulator 1.3 GB instead of 3.5 GB.
+"Memory"), while the generated file is 0.48 GB instead of 1.55 GB and the loaded simulator 1.3 GB instead
+of 2.8 GB.
 Needs a writable memory cgroup (root on cgroup v1 or v2, as in CI); skips saying why otherwise.
 """
 
