@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,12 +201,27 @@ class SimulatorProcess:
         self.stop()
 
 
-def measure(name: str, argv: list[str], sim: SimulatorProcess, env: dict[str, str] | None = None) -> Measured:
-    """Run `argv` to completion; wall time, peak RSS (VmHWM) and the log entries it caused."""
+def measure(
+    name: str,
+    argv: list[str],
+    sim: SimulatorProcess,
+    env: dict[str, str] | None = None,
+    preexec: Callable[[], None] | None = None,
+) -> Measured:
+    """Run `argv` to completion; wall time, peak RSS (VmHWM) and the log entries it caused.
+
+    `preexec` runs in the child between fork and exec (benchmarks/memlimit.py: join a memory cgroup)."""
     sim.mark()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
-        child = subprocess.Popen(argv, stdout=out, stderr=err, env={**os.environ, **(env or {})})
+        # The harness runs no other thread while it forks (the poller starts after), so `preexec` is safe.
+        child = subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=err,
+            env={**os.environ, **(env or {})},
+            preexec_fn=preexec,  # noqa: PLW1509
+        )
         peak = [0]
         done = threading.Event()
         poller = threading.Thread(target=_poll_hwm, args=(child.pid, peak, done), daemon=True)
