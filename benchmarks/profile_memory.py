@@ -225,9 +225,16 @@ def prepare(
 
 
 def profile_scale(
-    shape: Shape, load: Path, referenced: list[tuple[str, str, str]], *, top: int, log: Any = print
+    shape: Shape,
+    load: Path,
+    referenced: list[tuple[str, str, str]],
+    *,
+    top: int,
+    first: bool = False,
+    log: Any = print,
 ) -> dict[str, Any]:
-    """The steady and change passes over `load`, profiled in this process (tracemalloc already on)."""
+    """The steady and change passes over `load`, profiled in this process (tracemalloc already on);
+    with `first`, the first (adopting) pass too, instead of running it as a child."""
     workdir = load.parent
     config = workdir / "profile-qps0.yaml"
     config.write_text("qps: 0\n")
@@ -239,6 +246,10 @@ def profile_scale(
     }
     with SimulatorProcess(load, workdir, rollout_seconds=ROLLOUT_SECONDS) as sim:
         argv = ["run", "-o", "json", "--kubeconfig", str(sim.kubeconfig), "--config", str(config)]
+        if first:
+            result["first"] = profiled_pass(argv, top)
+            log(f"  first: {result['first']['traced_kb']} KB traced at the largest snapshot")
+            sim.mark()
         first = measure("kube-rehash", [*KUBE_REHASH, *argv], sim)
         log(
             f"  first pass (child, not profiled): exit {first.code}, {first.rss_mb:.1f} MB, {first.wall:.1f}s"
@@ -293,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/kube-rehash-profile.json"))
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--small", action="store_true", help="a 1/50 shape, to check the script quickly")
+    parser.add_argument("--first", action="store_true", help="profile the first (adopting) pass too")
     args = parser.parse_args(argv)
     base = SMALL if args.small else Shape()
     result: dict[str, Any] = {"baselines_mb": baselines(), "scales": {}}
@@ -304,10 +316,14 @@ def main(argv: list[str] | None = None) -> int:
         result["imports"] = import_baseline(args.top)
         print(f"imports: {result['imports']['traced_kb'] / 1024:.1f} MB traced")
         for factor, (shape, load, referenced) in zip(factors, prepared, strict=True):
-            result["scales"][str(factor)] = profile_scale(shape, load, referenced, top=args.top)
+            result["scales"][str(factor)] = profile_scale(
+                shape, load, referenced, top=args.top, first=args.first
+            )
             args.out.write_text(json.dumps(result, indent=1) + "\n")
     for factor, scale in result["scales"].items():
-        for name in ("steady", "change"):
+        for name in ("first", "steady", "change"):
+            if name not in scale:
+                continue
             p = scale[name]
             print(
                 f"\n## {factor}x {name}: {p['traced_kb'] / 1024:.1f} MB traced "

@@ -23,12 +23,9 @@ from tests.cluster.controlplane import (
     missing_binaries,
     pinned_version,
 )
+from tests.prerequisites import skip_or_fail
 
 _SERVER_VERSION: dict[str, Any] = {}
-
-
-def _required() -> bool:
-    return os.environ.get("CI", "").lower() == "true" or os.environ.get("KUBE_REHASH_REAL") == "1"
 
 
 def pytest_report_header() -> str:
@@ -59,9 +56,7 @@ def control() -> Iterator[ControlPlane]:
             f"real control plane not built ({', '.join(missing)} missing in {binary_dir()}): "
             "run `make control-plane`"
         )
-        if _required():
-            pytest.fail(message + " (required: CI=true or KUBE_REHASH_REAL=1)", pytrace=False)
-        pytest.skip(message)
+        skip_or_fail(message)
     with control_plane() as cp:
         _SERVER_VERSION.update(cp.version())
         yield cp
@@ -76,7 +71,5 @@ def helm() -> Path:
     binary = helm_binary()
     if not os.access(binary, os.X_OK):
         message = f"helm not built ({binary} missing): run `make helm`"
-        if _required():
-            pytest.fail(message + " (required: CI=true or KUBE_REHASH_REAL=1)", pytrace=False)
-        pytest.skip(message)
+        skip_or_fail(message)
     return binary

@@ -9,7 +9,8 @@ and 32,000 Secrets, 6,000 of them Helm releases — with the releases 1-2 KB ins
 never reads a release's content, so its peak is that of the full 4x shape (measured: docs/performance.md,
 "Memory"), while the generated file is 0.48 GB instead of 1.55 GB and the loaded simulator 1.3 GB instead
 of 2.8 GB.
-Needs a writable memory cgroup (root on cgroup v1 or v2, as in CI); skips saying why otherwise.
+Needs a writable memory cgroup (root on cgroup v1 or v2, as in CI); skips saying why otherwise, and
+fails instead under CI=true (tests/prerequisites.py).
 """
 
 from __future__ import annotations
@@ -32,16 +33,19 @@ from benchmarks.memlimit import (
     shipped_limit,
     unavailable,
 )
+from tests.prerequisites import skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[1]
 CHART_VALUES = ROOT / "charts" / "kube-rehash" / "values.yaml"
 # The 4x benchmark shape with small Helm releases (see the module docstring).
 SHAPE = replace(Shape().scaled(4), helm_min_kb=1, helm_max_kb=2)
 
-_UNAVAILABLE = unavailable()
-needs_cgroup = pytest.mark.skipif(
-    _UNAVAILABLE is not None, reason=f"no writable memory cgroup: {_UNAVAILABLE}"
-)
+
+@pytest.fixture
+def cgroup() -> None:
+    """A memory cgroup can be made here (locally a test without one skips; under CI=true it fails)."""
+    if (why := unavailable()) is not None:
+        skip_or_fail(f"no writable memory cgroup: {why}")
 
 
 def test_the_shipped_limit_is_the_same_in_the_cronjob_and_the_chart() -> None:
@@ -60,7 +64,7 @@ def test_memory_quantities_are_read_as_kubernetes_reads_them() -> None:
         quantity_bytes("128 MB")
 
 
-@needs_cgroup
+@pytest.mark.usefixtures("cgroup")
 def test_a_child_over_the_limit_is_oom_killed_and_the_cgroup_counts_it() -> None:
     """The check below can fail: 3x the shipped limit in one child is killed, and counted."""
     limit = quantity_bytes(shipped_limit())
@@ -74,7 +78,7 @@ def test_a_child_over_the_limit_is_oom_killed_and_the_cgroup_counts_it() -> None
 
 
 @pytest.mark.slow
-@needs_cgroup
+@pytest.mark.usefixtures("cgroup")
 def test_every_pass_at_4x_completes_under_the_shipped_limit(tmp_path: Path) -> None:
     limit = quantity_bytes(shipped_limit())
     started = time.monotonic()

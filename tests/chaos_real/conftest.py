@@ -16,7 +16,6 @@ $KUBE_REHASH_CHAOS_REAL_OUT) at the end of the session: docs/reliability.md's ta
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 
 from tests.chaos_real.harness import Cluster, write_figures
 from tests.cluster.controlplane import binary_dir, control_plane, missing_binaries
+from tests.prerequisites import skip_or_fail
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -40,16 +40,10 @@ def pytest_sessionfinish() -> None:
     write_figures()
 
 
-def _required() -> bool:
-    return os.environ.get("CI", "").lower() == "true" or os.environ.get("KUBE_REHASH_REAL") == "1"
-
-
 def _need_binaries() -> None:
     if missing := missing_binaries():
         message = f"real control plane not built ({', '.join(missing)} missing in {binary_dir()})"
-        if _required():
-            pytest.fail(message + " (required: CI=true or KUBE_REHASH_REAL=1)", pytrace=False)
-        pytest.skip(message + ": run `make control-plane`")
+        skip_or_fail(message + ": run `make control-plane`")
 
 
 @pytest.fixture

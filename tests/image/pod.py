@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-
 from tests.cluster.controlplane import REPO, ControlPlane
+from tests.prerequisites import skip_or_fail
 
 __all__ = ["IMAGE", "PodRun", "Unsupported", "built_image", "podman_env", "run_pod"]
 
@@ -55,10 +54,6 @@ def podman_env() -> dict[str, str]:
     return {**os.environ, "CONTAINERS_CONF": os.environ.get("CONTAINERS_CONF", str(CONTAINERS_CONF))}
 
 
-def _required() -> bool:
-    return os.environ.get("CI", "").lower() == "true" or os.environ.get("KUBE_REHASH_REAL") == "1"
-
-
 def built_image() -> str:
     """The image of the working tree, built (or found up to date) by scripts/build-image.sh.
 
@@ -70,9 +65,7 @@ def built_image() -> str:
         reason = "podman is not installed (make image installs it)"
     if reason is not None:
         message = f"image tests need podman: {reason}"
-        if _required():
-            pytest.fail(message + " (required: CI=true or KUBE_REHASH_REAL=1)", pytrace=False)
-        pytest.skip(message)
+        skip_or_fail(message)
     done = subprocess.run(
         ["bash", str(REPO / "scripts" / "build-image.sh")],
         capture_output=True,
