@@ -730,3 +730,26 @@ def test_an_admission_webhook_denial_is_admission_denied_whatever_its_code() -> 
     for code in (400, 422):
         assert type(api_error_for(code, "Invalid", message)) is AdmissionDenied
     assert type(api_error_for(422, "Invalid", "spec.replicas: Invalid value")) is Invalid
+
+
+def test_a_list_page_that_is_not_json_fails_the_list_as_an_invalid_response(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, body='{"items": [{"metadata": {}}, oops]}')
+    with pytest.raises(ApiError) as caught:
+        list(client.list_items(DEPLOYS))
+    assert caught.value.reason == "InvalidResponse"
+
+
+def test_list_items_decodes_each_page_item_by_item_from_its_text(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    """The page's items stay text until reached (kube/pages.py); what is yielded is what json.loads gives."""
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t1"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c"]))
+    pages = list(client.list_pages(DEPLOYS, lazy=True))
+    assert [type(p["items"]).__name__ for p in pages] == ["LazyItems", "LazyItems"]
+    assert [p["metadata"].get("continue") for p in pages] == ["t1", None]
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t1"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c"]))
+    assert list(client.list_items(DEPLOYS)) == page(["a", "b"])["items"] + page(["c"])["items"]

@@ -50,6 +50,7 @@ from reconcile.errors import (
     api_error_for,
 )
 from reconcile.kube.auth import Credentials
+from reconcile.kube.pages import read_page
 from reconcile.kube.transport import ApiStats, RateLimiter, ServerNameAdapter
 
 log = logging.getLogger(__name__)
@@ -232,8 +233,10 @@ class KubeClient:
         field_selector: str | None = None,
         metadata_only: bool = False,
         limit: int | None = None,
+        lazy: bool = False,
     ) -> ListPager:
-        """Pages of a collection GET (`limit` defaults to `page_size`); see ListPager about expired tokens."""
+        """Pages of a collection GET (`limit` defaults to `page_size`); see ListPager about expired tokens.
+        `lazy`: each page's `items` are decoded one by one as they are iterated (kube/pages.py)."""
         selectors: dict[str, str] = {}
         if label_selector:
             selectors["labelSelector"] = label_selector
@@ -242,13 +245,15 @@ class KubeClient:
         paged = {**selectors, "limit": str(limit or self.options.page_size)}
         accept = ACCEPT_METADATA_LIST if metadata_only else JSON
 
+        decode = _decode_page if lazy else _decode
+
         def fetch(token: str | None) -> dict[str, Any]:
             params = {**paged, "continue": token} if token else paged
-            return self._call("list", "GET", path, params=params, accept=accept)
+            return self._call("list", "GET", path, params=params, accept=accept, decode=decode)
 
         def fetch_all() -> dict[str, Any]:
             self.stats.record_retry("410")  # counted like the retried statuses
-            return self._call("list", "GET", path, params=selectors, accept=accept)
+            return self._call("list", "GET", path, params=selectors, accept=accept, decode=decode)
 
         return ListPager(fetch, fetch_all)
 
@@ -282,6 +287,7 @@ class KubeClient:
             field_selector=field_selector,
             metadata_only=metadata_only,
             limit=limit,
+            lazy=True,
         )
         last: str | None = None
         for page in pager:
@@ -345,6 +351,7 @@ class KubeClient:
         body: Any = None,
         content_type: str | None = None,
         accept: str = JSON,
+        decode: Callable[[requests.Response, str, str], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         deadline = self._clock() + self.options.deadline
         if self._stop_at is not None:
@@ -386,7 +393,7 @@ class KubeClient:
             self.stats.record_request(verb, code, len(response.content))
             log.debug("%s %s -> %d", method, path, code)
             if 200 <= code < 300:
-                return _decode(response, method, path)
+                return (decode or _decode)(response, method, path)
             error = _error_from(response, method, path)
             if code == 401 and not reauthenticated:
                 reauthenticated = True
@@ -469,14 +476,24 @@ def _decode(response: requests.Response, method: str, path: str) -> dict[str, An
     except ValueError:
         document = None
     if not isinstance(document, dict):
-        raise ApiError(
-            response.status_code,
-            "InvalidResponse",
-            "the response is not a JSON object",
-            method=method,
-            path=path,
-        )
+        raise _not_an_object(response, method, path)
     return document
+
+
+def _decode_page(response: requests.Response, method: str, path: str) -> dict[str, Any]:
+    """A list page whose items are decoded as they are iterated (JSON is UTF-8: RFC 8259)."""
+    if not response.content:
+        return {}
+    try:
+        return read_page(response.content.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
+        raise _not_an_object(response, method, path) from None
+
+
+def _not_an_object(response: requests.Response, method: str, path: str) -> ApiError:
+    return ApiError(
+        response.status_code, "InvalidResponse", "the response is not a JSON object", method=method, path=path
+    )
 
 
 def _error_from(response: requests.Response, method: str, path: str) -> ApiError:

@@ -1,0 +1,71 @@
+"""A list page decoded item by item (reconcile/kube/pages.py) reads exactly what `json.loads` reads."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reconcile.kube.pages import LazyItems, read_page
+
+scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+pages = st.dictionaries(st.sampled_from(["kind", "apiVersion", "metadata", "x"]), values, max_size=4).flatmap(
+    lambda head: st.tuples(st.just(head), st.lists(values, max_size=6), st.integers(0, len(head)))
+)
+
+
+def eager(page: dict[str, Any]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, LazyItems) else v for k, v in page.items()}
+
+
+@given(pages, st.sampled_from([None, 0, 2]), st.booleans())
+def test_a_page_reads_the_same_as_json_loads_wherever_items_is_and_however_it_is_spaced(
+    page: tuple[dict[str, Any], list[Any], int], indent: int | None, ascii_only: bool
+) -> None:
+    head, items, position = page
+    members = list(head.items())
+    members.insert(position, ("items", items))
+    text = json.dumps(dict(members), indent=indent, ensure_ascii=ascii_only)
+    read = read_page(text)
+    assert isinstance(read["items"], LazyItems)
+    assert eager(read) == json.loads(text)
+    assert list(read["items"]) == items  # iterable again, from the text
+
+
+def test_items_that_are_not_an_array_are_decoded_as_they_are() -> None:
+    assert read_page('{"items": null, "metadata": {"continue": "t"}}') == {
+        "items": None,
+        "metadata": {"continue": "t"},
+    }
+    assert read_page(" {} ") == {}
+    with pytest.raises(ValueError, match="not a JSON object"):
+        read_page("[]")  # valid JSON, not a page
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        '{"items": [1, 2}',
+        '{"items": [1 2]}',
+        '{"items": [1,]}',
+        '{"a": 1,}',
+        '{"a" 1}',
+        '{"a": 1} x',
+        '{"items": [{"a": 1}]',
+        "{1: 2}",
+    ],
+)
+def test_what_json_loads_refuses_read_page_refuses(text: str) -> None:
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        read_page(text)
