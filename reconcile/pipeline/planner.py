@@ -53,6 +53,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
     sources = NamespaceSources(namespace)
     confirmed: dict[str, Decision] = {}
     origins: dict[str, Origin] = {}
+    decided: dict[str, Decision] = {}
     trusted = [w for w in batch.workloads if w.uid in triage.trusted]
     try:
         views = stage.read_views([w for w in batch.workloads if w.uid in triage.need_spec])
@@ -74,7 +75,10 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
             if not sources.cut:
                 sources.merge(stage.read_contents(namespace, content_needed(live, sources, rules)))
             if not sources.cut:
-                origins, refused, cut = stage.read_origins(origins_to_read(live, sources, rules))
+                wanted, decided = origins_to_read(live, sources, rules)
+                origins, refused, cut = stage.read_origins(wanted)
+                if cut:  # a cut snapshot decides differently: nothing decided before it stands
+                    decided = {}
                 sources.cut |= cut
                 views.failed.update(refused)
     except PassCut:
@@ -86,6 +90,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
         gone=frozenset(views.gone),
         confirmed=confirmed,
         origins=origins,
+        decided=decided,
     )
 
 
@@ -108,7 +113,8 @@ def plan_targets(
     origins: dict[str, Origin] = {}
     refused: dict[str, str] = {}
     if not sources.cut:
-        origins, refused, _cut = stage.read_origins(origins_to_read(undecided(targets), sources, rules))
+        wanted, _decided = origins_to_read(undecided(targets), sources, rules)
+        origins, refused, _cut = stage.read_origins(wanted)
     return [
         (t, Decision(Action.FAILED, refused[t.uid]))
         if t.uid in refused

@@ -251,7 +251,9 @@ def decide_batch(
             out.append(Planned(listed, Decision(Action.FAILED, snapshot.failed[uid])))
         elif uid in snapshot.full:
             full = snapshot.full[uid]
-            decision = decide_target(full, snapshot.sources, rules, origin=snapshot.origins.get(uid))
+            decision = snapshot.decided.get(uid) or decide_target(
+                full, snapshot.sources, rules, origin=snapshot.origins.get(uid)
+            )
             out.append(
                 Planned(full.listed, with_rollout(full.listed, decision, full.status_view, rules), full)
             )

@@ -66,15 +66,20 @@ def confirm_trusted(
 
 def origins_to_read(
     live: Sequence[Target], sources: NamespaceSources, rules: Rules
-) -> list[tuple[Target, dict[str, Change]]]:
+) -> tuple[list[tuple[Target, dict[str, Change]]], dict[str, Decision]]:
     """The undecided full views whose pods may already run their changed config, with the change time
-    of each changed source: only for these is the current template's object read (`decide.change_times`)."""
+    of each changed source: only for these is the current template's object read (`decide.change_times`).
+    Also the decisions of the others, which no origin can change (`Snapshot.decided`), by uid."""
     wanted: list[tuple[Target, dict[str, Change]]] = []
+    decided: dict[str, Decision] = {}
     for target in live:
-        changes = change_times(target, decide_target(target, sources, rules), sources, rules)
+        decision = decide_target(target, sources, rules)
+        changes = change_times(target, decision, sources, rules)
         if changes is not None:
             wanted.append((target, changes))
-    return wanted
+        else:
+            decided[target.uid] = decision
+    return wanted, decided
 
 
 def content_needed(live: Sequence[Target], sources: NamespaceSources, rules: Rules) -> Wanted:

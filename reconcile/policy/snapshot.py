@@ -27,3 +27,7 @@ class Snapshot:
     """Trusted workloads whose records still hold, confirmed in sync without reading them."""
     origins: Mapping[str, Origin] = field(default_factory=dict)
     """uid -> the object of its current pod template, for the workloads `decide.change_times` named."""
+    decided: Mapping[str, Decision] = field(default_factory=dict)
+    """uid -> the decision of a full view, already made from these sources while asking which origins to
+    read, that no origin can change (its origin was not wanted): decide reuses it instead of deciding
+    again."""

@@ -248,3 +248,35 @@ def test_redecide_of_a_workload_that_opted_out_skips_it_without_reading_its_sour
     _fresh, decision = redecide(stage, old, RULES)
     assert calls(mock) == [f"GET {DEPLOYS}/web"]
     assert (decision.action, decision.reason) == (Action.SKIPPED, "no longer opted in")
+
+
+def test_a_changed_full_view_is_decided_once_and_its_snapshot_keeps_that_decision(
+    stage: ReadStage, mock: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asking which origins to read decides each undecided full view; decide reuses those decisions
+    (`Snapshot.decided`) where no origin was read, so each view is decided once, with the same result."""
+    from reconcile.policy import decide, needs
+
+    app, base = cm("app"), cm("base")
+    stored = adopted(web("app", "base"), [app, base])
+    changed = cm("app", rv="6", k="new")
+    serve(mock, f"{CONFIGMAPS}/app", changed, meta=True)
+    serve(mock, f"{CONFIGMAPS}/base", base, meta=True)
+    serve(mock, f"{CONFIGMAPS}/app", changed)
+    calls_made: list[str] = []
+    original = decide.decide_target
+
+    def counted(target: Any, *args: Any, **kwargs: Any) -> Any:
+        calls_made.append(target.uid)
+        return original(target, *args, **kwargs)
+
+    monkeypatch.setattr(needs, "decide_target", counted)
+    monkeypatch.setattr(decide, "decide_target", counted)
+    listed = [as_listed(stored)]
+    triage = triage_listed(listed, RULES.fingerprint)
+    snapshot = read_snapshot(stage, Batch("shop", tuple(listed)), triage, RULES)
+    assert set(snapshot.decided) == {"uid-web"} and not snapshot.origins
+    (planned,) = decide.decide_batch(listed, triage.settled, snapshot, RULES)
+    assert calls_made == ["uid-web"]
+    assert planned.decision == snapshot.decided["uid-web"]
+    assert planned.decision.action is Action.ROLLOUT and planned.decision.changed == ("configmap/app",)
