@@ -29,7 +29,7 @@ import xxhash
 
 from benchmarks.after_change import ROLLOUT_SECONDS, pass_row, until_complete
 from benchmarks.defaults import defaults_scenario
-from benchmarks.generate import Cluster, Shape, generate, write
+from benchmarks.generate import Cluster, Shape, generate_file
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
 KUBE_REHASH = str(Path(sys.executable).parent / "kube-rehash")
@@ -122,15 +122,9 @@ def scenario(
 ) -> dict[str, Any]:
     """Measure one cluster: {"shape", "steady": {tool: row}, "change": {...}, "shards": [...], ...}."""
     started = time.monotonic()
-    cluster = generate(shape)
-    load = workdir / "cluster.json"
-    size = write(cluster, load)
-    objects = len(cluster.objects)
-    del cluster.objects[:]  # the simulator holds them now; keep the harness small
-    log(
-        f"[{shape.label()}] generated {objects} objects, {size / 1e6:.0f} MB "
-        f"in {time.monotonic() - started:.0f}s"
-    )
+    written = generate_file(shape, workdir / "cluster.json")
+    cluster, load, size, objects = written.cluster, written.path, written.size, written.objects
+    log(f"[{shape.label()}] generated {objects} objects, {size / 1e6:.0f} MB in {written.seconds:.0f}s")
     config = workdir / "kube-rehash.yaml"
     config.write_text(f"qps: {qps}\n")
     result: dict[str, Any] = {"shape": asdict(shape), "objects": objects, "load_bytes": size}

@@ -18,7 +18,7 @@ from typing import Any
 
 from benchmarks.after_change import ROLLOUT_SECONDS, until_complete
 from benchmarks.after_change import pass_row as after_row
-from benchmarks.generate import Shape, generate, write
+from benchmarks.generate import Shape, generate_file
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
 # Passes a first install may take before the benchmark gives up on it (the target is one).
@@ -56,11 +56,8 @@ def defaults_scenario(
     log: Any = print,
 ) -> dict[str, Any]:
     started = time.monotonic()
-    cluster = generate(shape)
     load = workdir / "defaults-cluster.json"
-    write(cluster, load)
-    referenced = list(cluster.referenced)
-    del cluster.objects[:]
+    referenced = generate_file(shape, load).cluster.referenced
     result: dict[str, Any] = {"shape": asdict(shape), "referenced_sources": len(referenced)}
     with SimulatorProcess(load, workdir, rollout_seconds=ROLLOUT_SECONDS) as sim:
         kubeconfig = str(sim.kubeconfig)

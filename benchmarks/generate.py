@@ -13,6 +13,7 @@ import base64
 import json
 import math
 import random
+import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -348,3 +349,28 @@ def write(cluster: Cluster, path: Path) -> int:
     with path.open("w", encoding="utf-8") as out:
         json.dump(cluster.objects, out, separators=(",", ":"))
     return path.stat().st_size
+
+
+@dataclass(frozen=True)
+class Written:
+    """A generated cluster in the simulator's `--load` file. Its objects are dropped once written: the
+    simulator holds them, and the harness stays small; what it knows of them (the referenced sources, the
+    references per workload) is kept."""
+
+    cluster: Cluster
+    path: Path
+    size: int
+    """Bytes of the file."""
+    objects: int
+    seconds: float
+    """Generating and writing it."""
+
+
+def generate_file(shape: Shape, path: Path) -> Written:
+    """Generate the cluster of `shape` into `path` (what every benchmark does before its simulator)."""
+    started = time.monotonic()
+    cluster = generate(shape)
+    size = write(cluster, path)
+    objects = len(cluster.objects)
+    del cluster.objects[:]
+    return Written(cluster, path, size, objects, time.monotonic() - started)

@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks.generate import Shape, generate, write
+from benchmarks.generate import Shape, generate_file
 from benchmarks.harness import SimulatorProcess, change_sources, measure
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -232,12 +232,8 @@ def passes_under_limit(
     {"passes": [LimitedPass...], "objects", "load_bytes", "referenced", "changed", "setup_s"}.
     """
     started = time.monotonic()
-    cluster = generate(shape)
-    load = workdir / "limited-cluster.json"
-    size = write(cluster, load)
-    objects = len(cluster.objects)
-    referenced = list(cluster.referenced)
-    del cluster
+    written = generate_file(shape, workdir / "limited-cluster.json")
+    load, size, objects, referenced = written.path, written.size, written.objects, written.cluster.referenced
     qps0 = workdir / "limited-qps0.yaml"
     qps0.write_text("qps: 0\n")
     result: dict[str, Any] = {"objects": objects, "load_bytes": size, "referenced": len(referenced)}

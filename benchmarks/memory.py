@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.after_change import ROLLOUT_SECONDS, pass_row, until_complete
-from benchmarks.generate import Shape, generate, write
+from benchmarks.generate import Shape, generate_file
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
 PASSES = ("first", "steady", "change")
@@ -75,16 +75,12 @@ def memory_scenario(
 ) -> dict[str, Any]:
     """One scale: {"qps0": {pass: row}, "defaults": {pass: row}, "floor": row, "simulator": {...}, ...}."""
     started = time.monotonic()
-    cluster = generate(shape)
-    load = workdir / "memory-cluster.json"
-    size = write(cluster, load)
-    objects = len(cluster.objects)
-    del cluster.objects[:]
-    referenced = list(cluster.referenced)
+    written = generate_file(shape, workdir / "memory-cluster.json")
+    load, size, objects, referenced = written.path, written.size, written.objects, written.cluster.referenced
     references = workdir / "memory-references.json"
     references.write_text(json.dumps(referenced))
-    generated = time.monotonic() - started
-    log(f"[memory: {shape.label()}] {objects} objects, {size / 1e6:.0f} MB, generated in {generated:.0f}s")
+    seconds = written.seconds
+    log(f"[memory: {shape.label()}] {objects} objects, {size / 1e6:.0f} MB, generated in {seconds:.0f}s")
     config = workdir / "memory-qps0.yaml"
     config.write_text("qps: 0\n")
     result: dict[str, Any] = {

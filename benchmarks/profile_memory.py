@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.after_change import ROLLOUT_SECONDS
-from benchmarks.generate import Shape, generate, write
+from benchmarks.generate import Shape, generate_file
 from benchmarks.harness import SimulatorProcess, change_sources, measure
 
 # `python -m reconcile`, not the venv's console script: the tree on PYTHONPATH is the one measured.
@@ -215,13 +215,9 @@ def prepare(
 ) -> tuple[Shape, Path, list[tuple[str, str, str]]]:
     """The cluster file of `factor` and its referenced sources (generated before tracemalloc starts)."""
     shape = base.scaled(factor)
-    cluster = generate(shape)
-    load = workdir / f"profile-cluster-{factor}.json"
-    size = write(cluster, load)
-    referenced = list(cluster.referenced)
-    del cluster.objects[:]
-    log(f"[profile {factor}x] {shape.label()}: {size / 1e6:.0f} MB")
-    return shape, load, referenced
+    written = generate_file(shape, workdir / f"profile-cluster-{factor}.json")
+    log(f"[profile {factor}x] {shape.label()}: {written.size / 1e6:.0f} MB")
+    return shape, written.path, written.cluster.referenced
 
 
 def profile_scale(
