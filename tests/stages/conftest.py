@@ -1,4 +1,5 @@
-"""Fixtures of the per-stage tests: the fake transport, a client against it, and a real read stage."""
+"""Fixtures of the per-stage tests: the fake transport, a client against it, and a real read stage (one
+whose budget is already spent, too)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import pytest
 import responses
 
 from reconcile.kube.client import KubeClient
-from reconcile.pipeline.fetch import SourceReader
+from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.read import ReadStage
-from tests.stages.http import DISCOVERY, make_client
+from tests.stages.http import make_client, read_stage
 
 
 @pytest.fixture
@@ -22,8 +23,14 @@ def mock() -> Iterator[responses.RequestsMock]:
 
 
 @pytest.fixture
-def client(tmp_path: Path) -> Iterator[KubeClient]:
-    with make_client(tmp_path) as kube:
+def page_size() -> int:
+    """Objects per list page of `client` (a module that checks paging overrides it)."""
+    return 500
+
+
+@pytest.fixture
+def client(tmp_path: Path, page_size: int) -> Iterator[KubeClient]:
+    with make_client(tmp_path, page_size=page_size) as kube:
         yield kube
 
 
@@ -31,5 +38,11 @@ def client(tmp_path: Path) -> Iterator[KubeClient]:
 def stage(client: KubeClient) -> Iterator[ReadStage]:
     """A real read stage with one worker, so its requests go out in a fixed order."""
     with ThreadPoolExecutor(max_workers=1) as executor:
-        reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
-        yield ReadStage(client, executor, reader, DISCOVERY)
+        yield read_stage(client, executor)
+
+
+@pytest.fixture
+def spent_stage(tmp_path: Path) -> Iterator[ReadStage]:
+    """A read stage whose pass budget is already spent: every request is refused before it is sent."""
+    with make_client(tmp_path, gate=Budget(0.0).admit) as kube, ThreadPoolExecutor(max_workers=1) as executor:
+        yield read_stage(kube, executor)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from reconcile.model.kinds import DEPLOYMENT, Kind
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import Hashed, NamespaceSources, SourceKey, read_meta
 from reconcile.model.workload import read_target
+from reconcile.pipeline.fetch import SourceReader
+from reconcile.pipeline.read import ReadStage
 from reconcile.policy.classify import key_of
 from reconcile.policy.decide import Planned, decide_target
 from reconcile.policy.decision import Action, generation_after
@@ -43,6 +46,12 @@ RULES = Rules(DISCOVERY, None, NOW)
 KEYS = Annotations(DISCOVERY.prefix)
 DEPLOYS = "/apis/apps/v1/namespaces/shop/deployments"
 CONFIGMAPS = "/api/v1/namespaces/shop/configmaps"
+
+
+def read_stage(client: KubeClient, executor: ThreadPoolExecutor) -> ReadStage:
+    """A real read stage over `client`: the source reader in `auto` mode, unkeyed hashing."""
+    reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
+    return ReadStage(client, executor, reader, DISCOVERY)
 
 
 def make_client(tmp_path: Path, *, gate: Gate | None = None, page_size: int = 500) -> KubeClient:

@@ -5,20 +5,14 @@ requests it makes (what `policy.needs` asks between the reads) and the `Planned`
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 import responses
 
-from reconcile.kube.client import KubeClient
 from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.workload import Listed, read_listed, read_target
-from reconcile.pipeline.budget import Budget
-from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.planner import plan_batch, plan_targets, read_snapshot, redecide
 from reconcile.pipeline.read import ReadStage
 from reconcile.policy.decide import Planned
@@ -37,23 +31,10 @@ from tests.stages.http import (
     accepts,
     adopted,
     calls,
-    make_client,
     metadata_only,
     stamped,
     status,
 )
-
-
-def open_stage(client: KubeClient, executor: ThreadPoolExecutor) -> ReadStage:
-    reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
-    return ReadStage(client, executor, reader, DISCOVERY)
-
-
-@pytest.fixture
-def stage(tmp_path: Path) -> Iterator[ReadStage]:
-    """A real read stage with one worker, so its requests go out in a fixed order."""
-    with make_client(tmp_path) as client, ThreadPoolExecutor(max_workers=1) as executor:
-        yield open_stage(client, executor)
 
 
 def cm(name: str, rv: str = "5", **data: str) -> dict[str, Any]:
@@ -191,19 +172,17 @@ def test_a_source_that_fails_to_read_fails_the_workload_that_uses_it(
 
 
 def test_a_batch_the_budget_refuses_is_deferred_for_the_budget_and_sends_nothing(
-    tmp_path: Path, mock: responses.RequestsMock
+    spent_stage: ReadStage, mock: responses.RequestsMock
 ) -> None:
-    with make_client(tmp_path, gate=Budget(0.0).admit) as client, ThreadPoolExecutor(1) as executor:
-        stage = open_stage(client, executor)
-        first, steady = web("app"), adopted(web("app"), [cm("app")])
-        steady["metadata"].update(name="api", uid="uid-api")
-        snapshot = read_snapshot(
-            stage,
-            Batch("shop", (as_listed(first), as_listed(steady))),
-            triage_listed([as_listed(first), as_listed(steady)], RULES.fingerprint),
-            RULES,
-        )
-        planned = plan(stage, first, steady)
+    first, steady = web("app"), adopted(web("app"), [cm("app")])
+    steady["metadata"].update(name="api", uid="uid-api")
+    snapshot = read_snapshot(
+        spent_stage,
+        Batch("shop", (as_listed(first), as_listed(steady))),
+        triage_listed([as_listed(first), as_listed(steady)], RULES.fingerprint),
+        RULES,
+    )
+    planned = plan(spent_stage, first, steady)
     assert calls(mock) == []
     assert snapshot.sources.cut and not snapshot.full and not snapshot.confirmed
     assert [(p.listed.name, p.decision.action, p.decision.deferral) for p in planned] == [

@@ -129,11 +129,9 @@ def test_many_workloads_of_a_small_namespace_are_read_with_one_list_of_it(
 
 
 def test_read_views_the_budget_refuses_is_cut_and_sends_nothing(
-    tmp_path: Path, mock: responses.RequestsMock
+    spent_stage: ReadStage, mock: responses.RequestsMock
 ) -> None:
-    with make_client(tmp_path, gate=Budget(0.0).admit) as client, ThreadPoolExecutor(1) as executor:
-        reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
-        views = ReadStage(client, executor, reader, DISCOVERY).read_views([listed(workload("web"))])
+    views = spent_stage.read_views([listed(workload("web"))])
     assert calls(mock) == []
     assert views.cut and (views.targets, views.failed, views.gone) == ([], {}, set())
 
@@ -195,12 +193,10 @@ def test_nothing_asked_sends_nothing(stage: ReadStage, mock: responses.RequestsM
     assert calls(mock) == []
 
 
-def test_read_metadata_the_budget_refuses_is_cut(tmp_path: Path, mock: responses.RequestsMock) -> None:
-    with make_client(tmp_path, gate=Budget(0.0).admit) as client, ThreadPoolExecutor(1) as executor:
-        reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
-        sources = ReadStage(client, executor, reader, DISCOVERY).read_metadata(
-            "shop", {"configmap": {"app"}}, frozenset()
-        )
+def test_read_metadata_the_budget_refuses_is_cut(
+    spent_stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    sources = spent_stage.read_metadata("shop", {"configmap": {"app"}}, frozenset())
     assert calls(mock) == []
     assert sources.cut and not sources.knows(SourceKey("configmap", "app"))
 
