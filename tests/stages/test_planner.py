@@ -64,6 +64,18 @@ def serve(mock: responses.RequestsMock, path: str, obj: dict[str, Any], *, meta:
     mock.add(responses.GET, SERVER + path, json=metadata_only(obj) if meta else obj)
 
 
+def serve_a_changed_app(mock: responses.RequestsMock) -> dict[str, Any]:
+    """web, adopted with ConfigMaps app and base; app has changed since: served are the metadata of both,
+    then app's content. Returns the adopted web."""
+    app, base = cm("app"), cm("base")
+    stored = adopted(web("app", "base"), [app, base])
+    changed = cm("app", rv="6", k="new")
+    serve(mock, f"{CONFIGMAPS}/app", changed, meta=True)
+    serve(mock, f"{CONFIGMAPS}/base", base, meta=True)
+    serve(mock, f"{CONFIGMAPS}/app", changed)
+    return stored
+
+
 def test_first_sight_reads_the_workload_then_the_content_straight_away_never_metadata_first(
     stage: ReadStage, mock: responses.RequestsMock
 ) -> None:
@@ -103,12 +115,7 @@ def test_a_steady_trusted_workload_reads_only_its_source_metadata_and_is_confirm
 def test_a_changed_source_reads_all_metadata_then_the_content_of_that_source_only_and_rolls_out(
     stage: ReadStage, mock: responses.RequestsMock
 ) -> None:
-    app, base = cm("app"), cm("base")
-    stored = adopted(web("app", "base"), [app, base])
-    changed = cm("app", rv="6", k="new")
-    serve(mock, f"{CONFIGMAPS}/app", changed, meta=True)
-    serve(mock, f"{CONFIGMAPS}/base", base, meta=True)
-    serve(mock, f"{CONFIGMAPS}/app", changed)
+    stored = serve_a_changed_app(mock)
     (planned,) = plan(stage, stored)
     assert calls(mock) == [f"GET {CONFIGMAPS}/app", f"GET {CONFIGMAPS}/base", f"GET {CONFIGMAPS}/app"]
     assert accepts(mock) == [META_GET, META_GET, JSON]
@@ -236,12 +243,7 @@ def test_a_changed_full_view_is_decided_once_and_its_snapshot_keeps_that_decisio
     (`Snapshot.decided`) where no origin was read, so each view is decided once, with the same result."""
     from reconcile.policy import decide, needs
 
-    app, base = cm("app"), cm("base")
-    stored = adopted(web("app", "base"), [app, base])
-    changed = cm("app", rv="6", k="new")
-    serve(mock, f"{CONFIGMAPS}/app", changed, meta=True)
-    serve(mock, f"{CONFIGMAPS}/base", base, meta=True)
-    serve(mock, f"{CONFIGMAPS}/app", changed)
+    stored = serve_a_changed_app(mock)
     calls_made: list[str] = []
     original = decide.decide_target
 
