@@ -88,6 +88,7 @@ class Measured:
     name: str
     wall: float
     rss_mb: float
+    """Peak RSS in MiB (`VmHWM` KiB / 1024; the key keeps its historical name)."""
     code: int
     stdout: str
     stderr: str

@@ -94,7 +94,7 @@ def memory_scenario(
     with SimulatorProcess(load, workdir, rollout_seconds=ROLLOUT_SECONDS) as sim:
         pid = sim.process.pid
         result["simulator"] = {"rss_mb_loaded": round(status_kib(pid, "VmRSS") / 1024, 1)}
-        log(f"  simulator loaded: {result['simulator']['rss_mb_loaded']} MB RSS")
+        log(f"  simulator loaded: {result['simulator']['rss_mb_loaded']} MiB RSS")
         kubeconfig = str(sim.kubeconfig)
         qps0 = [*kube_rehash, "run", "-o", "json", "--kubeconfig", kubeconfig, "--config", str(config)]
         shipped = [*kube_rehash, "run", "-o", "json", "--kubeconfig", kubeconfig]
@@ -103,7 +103,7 @@ def memory_scenario(
             row = rehash_row(measure("kube-rehash", argv, sim))
             result[mode][name] = row
             log(
-                f"  {mode} {name}: {row['rss_mb']} MB peak RSS, {row['wall_s']:.2f}s, "
+                f"  {mode} {name}: {row['rss_mb']} MiB peak RSS, {row['wall_s']:.2f}s, "
                 f"{row['requests']} requests, exit {row['exit']}, summary {row['summary']}"
             )
             return row
@@ -125,7 +125,7 @@ def memory_scenario(
             sim,
         )
         result["floor"] = floor.row()
-        log(f"  floor: {floor.traffic.requests} requests, {floor.wall:.2f}s, {floor.rss_mb:.1f} MB")
+        log(f"  floor: {floor.traffic.requests} requests, {floor.wall:.2f}s, {floor.rss_mb:.1f} MiB")
         rng = random.Random(shape.seed + 1)
         count = max(1, round(change_fraction * len(referenced)))
         changed = rng.sample(referenced, count)
@@ -152,7 +152,7 @@ def memory_scenario(
             row = rehash_row(measure("kube-rehash", argv, sim))
             result["defaults"]["first"] = row
             log(
-                f"  defaults first: {row['rss_mb']} MB peak RSS, {row['wall_s']:.1f}s, {row['requests']} "
+                f"  defaults first: {row['rss_mb']} MiB peak RSS, {row['wall_s']:.1f}s, {row['requests']} "
                 f"requests, budget exhausted {row['budget_exhausted']}, summary {row['summary']}"
             )
     load.unlink(missing_ok=True)
@@ -161,7 +161,7 @@ def memory_scenario(
 
 
 def memory_table(memory: dict[str, Any]) -> list[str]:
-    """Markdown: peak RSS (MB) of each pass per scale, at `qps: 0` and at the shipped defaults."""
+    """Markdown: peak RSS (MiB) of each pass per scale, at `qps: 0` and at the shipped defaults."""
     lines = [
         "| scale | workloads (opted in) | ConfigMaps / Secrets (Helm) | file | simulator RSS "
         "| first | steady | change | defaults: first | defaults: steady | defaults: change |",
@@ -177,7 +177,7 @@ def memory_table(memory: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {factor}x | {s['workloads']:,} ({s['opted_in']:,}) | {s['configmaps']:,} / {s['secrets']:,} "
             f"({s['helm_secrets']:,} of {s['helm_min_kb']}-{s['helm_max_kb']} KB) "
-            f"| {m['load_bytes'] / 1e6:,.0f} MB | {m['simulator'].get('hwm_mb', 0):,.0f} MB "
+            f"| {m['load_bytes'] / 1e6:,.0f} MB | {m['simulator'].get('hwm_mb', 0):,.0f} MiB "
             f"| {rss('qps0', 'first')} | {rss('qps0', 'steady')} | {rss('qps0', 'change')} "
             f"| {rss('defaults', 'first')} | {rss('defaults', 'steady')} | {rss('defaults', 'change')} |"
         )
