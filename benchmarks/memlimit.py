@@ -267,7 +267,7 @@ def passes_under_limit(
             passes.append(row)
             log(
                 f"  {name}: exit {row.exit}, oom_kill {row.oom_kills}, cgroup peak "
-                f"{row.cgroup_peak_bytes / 2**20:.1f} MiB, VmHWM {row.vm_hwm_mb} MB, {row.wall_s}s, "
+                f"{row.cgroup_peak_bytes / 2**20:.1f} MiB, VmHWM {row.vm_hwm_mb} MiB, {row.wall_s}s, "
                 f"{row.requests} requests, summary {row.summary}"
             )
             return row
