@@ -97,13 +97,12 @@ class DiscoverySettings:
             raise ValueError(f"unknown compat rules {sorted(unknown)}; known: {sorted(COMPAT_RULES)}")
 
 
-_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-
+@functools.lru_cache(maxsize=256)
 def shared(value: tuple[str, ...]) -> tuple[str, ...]:
-    """One tuple object per distinct value: thousands of workloads opted in by the same annotation keys
-    hold one `via` tuple, not one each (the pass keeps every listed workload until it ends)."""
-    return _SHARED.setdefault(value, value)
+    """One tuple object per distinct value (the cache returns the first one it kept): thousands of
+    workloads opted in by the same annotation keys hold one `via` tuple, not one each (the pass keeps every
+    listed workload until it ends). Bounded like the other such caches (`parse_facts`, `inputs_digest`)."""
+    return value
 
 
 @dataclass(frozen=True, slots=True)

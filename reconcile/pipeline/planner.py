@@ -112,13 +112,14 @@ def plan_targets(
     sources = read_for(stage, namespace, targets, rules)
     origins: dict[str, Origin] = {}
     refused: dict[str, str] = {}
+    decided: dict[str, Decision] = {}
     if not sources.cut:
-        wanted, _decided = origins_to_read(undecided(targets), sources, rules)
+        wanted, decided = origins_to_read(undecided(targets), sources, rules)
         origins, refused, _cut = stage.read_origins(wanted)
     return [
         (t, Decision(Action.FAILED, refused[t.uid]))
         if t.uid in refused
-        else (t, decide_target(t, sources, rules, origin=origins.get(t.uid)))
+        else (t, decided.get(t.uid) or decide_target(t, sources, rules, origin=origins.get(t.uid)))
         for t in targets
     ]
 
