@@ -352,6 +352,16 @@ class Settings:
     page_size: int = setting(
         500, "Objects per list page (1-5000).", READING, v.integer(minimum=1, maximum=5000), ("pageSize",)
     )
+    stream_above: int = setting(
+        1500,
+        "Opted-in workloads a whole-cluster pass holds from its listing; above this many it walks the "
+        "cluster namespace by namespace as its lists stream (0: always).",
+        READING,
+        v.integer(minimum=0),
+        ("streamAbove",),
+        details="Memory then stays flat in cluster size, for one more listing of the workloads. "
+        "See [Large clusters](#large-clusters).",
+    )
     hash_key_file: str | None = setting(
         None,
         "File holding the secret key of the keyed hash; null means unkeyed hashing.",

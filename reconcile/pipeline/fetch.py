@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
 from typing import Any, Literal, TypeVar
 
@@ -34,6 +34,7 @@ from reconcile.model.sources import (
     flag_keys,
     read_meta,
 )
+from reconcile.pipeline.stream import NamespaceStream
 from reconcile.policy.reads import FetchMode, Read, choose, choose_cluster_sources
 
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
@@ -81,6 +82,9 @@ class SourceReader:
         # names the pass wants (`_cluster_names`), so memory follows the referenced sources, not the cluster.
         self._cluster: dict[str, dict[str, dict[str, SourceMeta]]] = {}
         self._cluster_names: Mapping[tuple[str, str], Collection[str]] = {}
+        # In a pass that walks the cluster namespace by namespace: the open cluster-wide lists, per kind,
+        # of which `_cluster` holds the current namespace's share (`stream_cluster`, `follow`).
+        self._streams: dict[str, NamespaceStream] = {}
         # This pass's lists of the current namespace (kind -> name -> metadata): its later batches reuse
         # them. Only one namespace is kept (batches come namespace by namespace), so memory stays bounded.
         self._lists: dict[tuple[str, str], dict[str, SourceMeta]] = {}
@@ -118,25 +122,58 @@ class SourceReader:
                 listed = job.result()
             except PassCut:
                 raise
-            except Forbidden as exc:
-                log.warning(
-                    "may not list %ss cluster-wide (%s); reading them namespace by namespace "
-                    "(fetch: get skips this attempt)",
-                    kind,
-                    exc,
-                )
-                continue
             except RehashError as exc:
-                log.warning(
-                    "listing %ss cluster-wide failed (%s); reading them namespace by namespace", kind, exc
-                )
+                _cluster_list_failed(kind, exc)
                 continue
             if listed is not None:
                 self._cluster[kind] = listed
 
+    def stream_cluster(self, wanted: Mapping[str, int], exclude: Collection[str] = ()) -> None:
+        """`survey_cluster` for a pass that walks the cluster namespace by namespace: open the cluster-wide
+        list of each kind whose `wanted` referenced sources make it the cheaper way; `follow` then keeps
+        each namespace's share of it as the walk reaches that namespace."""
+        if self.mode != "auto":
+            return
+        for kind, count in sorted(wanted.items()):
+            if count <= 0:
+                continue
+            try:
+                items = self._cluster_items(kind, count, exclude)
+            except PassCut:
+                raise
+            except RehashError as exc:
+                _cluster_list_failed(kind, exc)
+                continue
+            if items is not None:
+                self._streams[kind] = NamespaceStream(items)
+
+    def follow(self, namespace: str, wanted: Mapping[tuple[str, str], Collection[str]]) -> None:
+        """The walk reached `namespace`, whose workloads want these sources: keep what the open
+        cluster-wide lists (`stream_cluster`) show of them, and nothing of the namespaces before it."""
+        self._cluster_names = wanted
+        self._cluster = {}
+        for kind, stream in list(self._streams.items()):
+            try:
+                items = stream.take(namespace)
+            except PassCut:
+                raise
+            except RehashError as exc:
+                _cluster_list_failed(kind, exc)
+                del self._streams[kind]
+                continue
+            self._cluster[kind] = self._keep_wanted(kind, items)
+
     def _list_cluster(
         self, kind: str, wanted: int, exclude: Collection[str]
     ) -> dict[str, dict[str, SourceMeta]] | None:
+        items = self._cluster_items(kind, wanted, exclude)
+        return None if items is None else self._keep_wanted(kind, items)
+
+    def _cluster_items(
+        self, kind: str, wanted: int, exclude: Collection[str]
+    ) -> Iterator[dict[str, Any]] | None:
+        """The cluster-wide metadata list of a kind, if the read strategy chooses it for `wanted` sources
+        (one `limit=1` probe tells how many objects it holds)."""
         path = RESOURCES[kind].collection_path(None)
         total = self._size(path)
         choice = choose_cluster_sources(wanted, total)
@@ -145,8 +182,12 @@ class SourceReader:
             return None
         terms = [HELM_RELEASE_FILTER] if kind == "secret" else []
         terms += namespace_exclusions(exclude)
+        return self.client.list_items(path, field_selector=",".join(terms) or None, metadata_only=True)
+
+    def _keep_wanted(self, kind: str, items: Iterable[dict[str, Any]]) -> dict[str, dict[str, SourceMeta]]:
+        """Of these listed objects, the metadata of those the pass wants, by namespace and name."""
         found: dict[str, dict[str, SourceMeta]] = {}
-        for item in self.client.list_items(path, field_selector=",".join(terms) or None, metadata_only=True):
+        for item in items:
             metadata = item.get("metadata") or {}
             names = self._cluster_names.get((str(metadata.get("namespace", "")), kind), ())
             if metadata.get("name") in names:
@@ -375,6 +416,18 @@ class SourceReader:
                 )
         except RehashError as exc:  # undecodable content fails the workloads that use this source
             result.broken[key] = exc
+
+
+def _cluster_list_failed(kind: str, exc: RehashError) -> None:
+    if isinstance(exc, Forbidden):
+        log.warning(
+            "may not list %ss cluster-wide (%s); reading them namespace by namespace "
+            "(fetch: get skips this attempt)",
+            kind,
+            exc,
+        )
+    else:
+        log.warning("listing %ss cluster-wide failed (%s); reading them namespace by namespace", kind, exc)
 
 
 def _object_count(page: Mapping[str, Any]) -> int | None:

@@ -25,8 +25,11 @@ from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings, opt_in_keys
 from reconcile.model.workload import Listed, read_listed
 from reconcile.output.report import Row
-from reconcile.policy.decision import Deferral
+from reconcile.pipeline.stream import namespace_of
+from reconcile.policy.decision import Decision, Deferral
 from reconcile.policy.sharding import WorkloadKey, plan_shards
+from reconcile.policy.tally import Tally
+from reconcile.policy.triage import Need, triage_one
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +55,6 @@ def scope_namespaces(settings: Settings) -> Scope:
     return Scope()
 
 
-def namespace_of(item: dict[str, object]) -> str:
-    metadata = item.get("metadata")
-    return str(metadata.get("namespace", "")) if isinstance(metadata, dict) else ""
-
-
 def annotations_of(item: dict[str, object]) -> Iterable[str]:
     metadata = item.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
@@ -67,24 +65,59 @@ def annotations_of(item: dict[str, object]) -> Iterable[str]:
 class Listing:
     """What listing the workloads established: the opted-in ones in scope (a shard: its share), a failed
     or deferred scope row per list that did not complete, and how many objects of each kind every
-    namespace holds (opted in or not): the size of a list of them, for the read strategy."""
+    namespace holds (opted in or not): the size of a list of them, for the read strategy.
+
+    A whole-cluster pass with more than `streamAbove` opted-in workloads does not hold them: `streamed`
+    is set, `workloads` is empty, and the walk lists them again namespace by namespace (pipeline/streamed.py)
+    from the kinds in `listed_kinds`, planned from the `tally`."""
 
     workloads: list[Listed] = field(default_factory=list)
     failures: list[Row] = field(default_factory=list)
     census: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(namespace, plural) -> objects listed."""
+    tally: Tally = field(default_factory=Tally)
+    streamed: bool = False
+    listed_kinds: list[Kind] = field(default_factory=list)
+    """The kinds whose list completed."""
+    hold_at_most: int | None = None
+
+    def keep(self, workload: Listed, need: Decision | Need) -> None:
+        """Tally an opted-in workload, and hold its view unless the listing streams."""
+        self.tally.add(workload, need)
+        if self.streamed:
+            return
+        self.workloads.append(workload)
+        if self.hold_at_most is not None and len(self.workloads) > self.hold_at_most:
+            log.info(
+                "more than %d opted-in workloads (streamAbove): the pass walks the cluster namespace by "
+                "namespace as its lists stream",
+                self.hold_at_most,
+            )
+            self.streamed = True
+            self.workloads.clear()
 
 
-def list_targets(settings: Settings, client: KubeClient, discovery: DiscoverySettings) -> Listing:
-    """Opted-in workloads of every enabled kind in scope (a shard: its share of them), and a failed scope
-    row for each list that failed."""
+def list_targets(
+    settings: Settings, client: KubeClient, discovery: DiscoverySettings, *, key_fingerprint: str = ""
+) -> Listing:
+    """Opted-in workloads of every enabled kind in scope (a shard: its share of them), a failed scope row
+    for each list that failed, and the tally of what they need (triaged with `key_fingerprint`)."""
     scope = scope_namespaces(settings)
-    listing = Listing()
+    listing = Listing(hold_at_most=settings.stream_above if covers_whole_cluster(settings) else None)
     for kind in settings.kinds:
-        list_kind(settings, client, discovery, kind, scope, into=listing)
+        if list_kind(settings, client, discovery, kind, scope, into=listing, key_fingerprint=key_fingerprint):
+            listing.listed_kinds.append(kind)
     if settings.shard is not None:
         listing.workloads = shard_share(listing.workloads, settings.shard)
     return listing
+
+
+def listed_view(item: dict[str, object], kind: Kind, discovery: DiscoverySettings) -> Listed | None:
+    """The slim view of a listed workload, if it opted in."""
+    if not opt_in_keys(discovery).intersection(annotations_of(item)):  # no opt-in annotation at all
+        return None
+    target = read_listed(item, kind, discovery)
+    return target if target.discovery.opted_in else None
 
 
 class Workload(Protocol):
@@ -132,31 +165,39 @@ def list_kind(
     scope: Scope,
     *,
     into: Listing,
-) -> None:
-    """One kind's opted-in workloads in scope, page by page, keeping only their slim views."""
-    excluded = ",".join(namespace_exclusions(settings.exclude_namespaces))
-    candidate = opt_in_keys(discovery).intersection
+    key_fingerprint: str = "",
+) -> bool:
+    """One kind's opted-in workloads in scope, page by page, keeping only their slim views (none once the
+    listing streams) and tallying them; whether every list of the kind completed."""
     listing = into
-    targets = listing.workloads
     failures = listing.failures
     scopes: list[str | None] = list(scope.namespaces) if scope.namespaces is not None else [None]
+    complete = True
     for namespace in scopes:
-        path = kind.collection_path(namespace)
         try:
             for item in client.list_items(
-                path, field_selector=None if namespace else excluded or None, metadata_only=True
+                kind.collection_path(namespace),
+                field_selector=None if namespace else workload_selector(settings),
+                metadata_only=True,
             ):
                 listing.census[(namespace_of(item), kind.plural)] += 1
-                if not candidate(annotations_of(item)):  # no opt-in annotation at all
+                target = listed_view(item, kind, discovery)
+                if target is None:
                     continue
-                target = read_listed(item, kind, discovery)
-                if target.discovery.opted_in:
-                    targets.append(target)
+                listing.keep(target, triage_one(target, key_fingerprint))
         except NotFound:
             log.info("%s are not served by this cluster; skipping the kind", kind.plural)
-            break
+            return False
         except PassCut as exc:  # not reached: the budget ran out, or the pass was stopped
             why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
             failures.append(Row.scope_deferred(kind.kind, namespace or "*", f"{exc}; not listed", why))
+            complete = False
         except RehashError as exc:
             failures.append(Row.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
+            complete = False
+    return complete
+
+
+def workload_selector(settings: Settings) -> str | None:
+    """The field selector of a cluster-wide list of workloads: the excluded namespaces left out."""
+    return ",".join(namespace_exclusions(settings.exclude_namespaces)) or None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
+from typing import Any
 
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
@@ -99,17 +100,37 @@ def prefetch_kinds(
     for kind in kinds:
         for scope in scopes:
             try:
-                for item in client.list_items(kind.collection_path(scope), field_selector=field_selector):
-                    uid = str((item.get("metadata") or {}).get("uid", ""))
-                    if uid in wanted:
-                        out[uid] = read_target(item, kind, discovery, wanted[uid])
+                out.update(
+                    keep_wanted(
+                        client.list_items(kind.collection_path(scope), field_selector=field_selector),
+                        kind,
+                        wanted,
+                        discovery,
+                    )
+                )
             except PassCut:
                 raise
             except RehashError as exc:
-                log.info(
-                    "listing %s of %s in full failed (%s); reading them one by one",
-                    kind.plural,
-                    scope or "the cluster",
-                    exc,
-                )
+                prefetch_failed(kind, scope, exc)
     return out
+
+
+def keep_wanted(
+    items: Iterable[dict[str, Any]], kind: Kind, wanted: Mapping[str, Listed], discovery: DiscoverySettings
+) -> dict[str, Target | RehashError]:
+    """Slim views of the `wanted` workloads (by uid) among these whole objects of a kind."""
+    out: dict[str, Target | RehashError] = {}
+    for item in items:
+        uid = str((item.get("metadata") or {}).get("uid", ""))
+        if uid in wanted:
+            out[uid] = read_target(item, kind, discovery, wanted[uid])
+    return out
+
+
+def prefetch_failed(kind: Kind, scope: str | None, exc: RehashError) -> None:
+    log.info(
+        "listing %s of %s in full failed (%s); reading them one by one",
+        kind.plural,
+        scope or "the cluster",
+        exc,
+    )

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -34,13 +33,15 @@ from reconcile.pipeline.listing import covers_whole_cluster, list_targets
 from reconcile.pipeline.notifier import Notifier
 from reconcile.pipeline.planner import open_stage, plan_batch, redecide, rules_for
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
+from reconcile.pipeline.streamed import StreamedBatches
 from reconcile.pipeline.views import read_objects
 from reconcile.pipeline.write import WriteOptions, Writer
 from reconcile.policy.decide import Planned, with_rollout
 from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
 from reconcile.policy.priority import health_hold
-from reconcile.policy.reads import REQUESTS_PER_FULL_READ, request_seconds, requests_to_read
+from reconcile.policy.reads import estimate_reads, request_seconds, requests_to_read
 from reconcile.policy.rules import Rules
+from reconcile.policy.tally import Tally, tally_of
 from reconcile.policy.triage import (
     Batch,
     Triage,
@@ -109,31 +110,58 @@ class PassWalk:
         self.notifier = Notifier.for_pass(settings, client, self.writer, budget, now=rules.now)
 
     def run(self, epoch: float, progress: Callable[[int, int], None] | None) -> None:
-        listing = list_targets(self.settings, self.client, self.rules.discovery)
-        listed = listing.workloads
+        listing = list_targets(
+            self.settings, self.client, self.rules.discovery, key_fingerprint=self.rules.fingerprint
+        )
         self.stage.census = listing.census
         self.report.extend(listing.failures)
-        triage = triage_listed(listed, self.rules.fingerprint)
-        self.hold_for_health(listed, triage)
-        self.prepare(listed, triage)
-        batches = plan_batches(listed)
-        start = 0
-        if self.may_not_fit(listed, triage):
-            start = rotation_start(len(batches), epoch, self.settings.timeout)
-            log.info("the pass may not fit its budget: starting at batch %d of %d", start, len(batches))
+        streamed: StreamedBatches | None = None
+        if listing.streamed:
+            streamed = StreamedBatches(self.settings, self.client, self.stage, self.rules, listing)
+            total = listing.tally.total
+            batches = self.plan_streamed(streamed, epoch)
+        else:
+            total = len(listing.workloads)
+            batches = self.plan_held(listing.workloads, epoch)
         done = 0
         watches: list[Watch] = []
-        for batch in rotate(batches, start):
+        for batch, triage in batches:
             watches += self.walk_batch(batch, triage)
             done += len(batch.workloads)
             if progress is not None:
-                progress(done, len(listed))
+                progress(done, total)
+        if streamed is not None:
+            self.report.extend(streamed.rows)
         self.budget.release()
         unwritten = self.deliver_notifications()
         self.check_rollouts(watches, unwritten)
         self.report.extend(self.writer.failure_rows())
         self.report.budget_exhausted = self.budget.exhausted
         self.report.interrupted = self.budget.stop.is_set()
+
+    def plan_held(self, listed: Sequence[Listed], epoch: float) -> Iterator[tuple[Batch, Triage]]:
+        """The batches of a pass that holds its listing, planned from the views."""
+        triage = triage_listed(listed, self.rules.fingerprint)
+        self.hold_for_health(tally_of(listed, triage))
+        self.prepare(listed, triage)
+        batches = plan_batches(listed)
+        start = 0
+        if self.may_not_fit(self.held_estimate(listed, triage)):
+            start = rotation_start(len(batches), epoch, self.settings.timeout)
+            log.info("the pass may not fit its budget: starting at batch %d of %d", start, len(batches))
+        return ((batch, triage) for batch in rotate(batches, start))
+
+    def plan_streamed(self, streamed: StreamedBatches, epoch: float) -> Iterator[tuple[Batch, Triage]]:
+        """The batches of a pass that streams its listing (pipeline/streamed.py), planned from the tally."""
+        tally = streamed.tally
+        self.hold_for_health(tally)
+        estimate = tally.reads_estimate(streamed.in_full, recorded_by_name=self.settings.fetch != "auto")
+        start = 0
+        if self.may_not_fit(estimate):
+            count = len(tally.workloads)
+            start = rotation_start(count, epoch, self.settings.timeout)
+            log.info("the pass may not fit its budget: starting at namespace %d of %d", start, count)
+        return streamed.batches(start)
 
     def prepare(self, listed: Sequence[Listed], triage: Triage) -> None:
         """Reads that serve many batches: full lists (cluster-wide, or per namespace under -n) of kinds most
@@ -166,22 +194,24 @@ class PassWalk:
         except RehashError as exc:  # best effort: the batches read what these could not
             log.warning("reading the cluster's workloads in full failed (%s); reading them by batch", exc)
 
-    def may_not_fit(self, listed: Sequence[Listed], triage: Triage) -> bool:
-        """An estimate of the requests the batches need against the budget left for reading."""
-        full = sum(1 for w in listed if w.uid in triage.need_spec and w.uid not in self.stage.prefetched)
-        first_sight = sum(1 for w in listed if w.uid in triage.need_spec)
-        recorded = sum(len(w.discovery.references) for w in listed if w.uid in triage.trusted)
-        estimate = full + (REQUESTS_PER_FULL_READ - 1) * first_sight
-        if not covers_whole_cluster(self.settings) or self.settings.fetch != "auto":
-            estimate += recorded
+    def held_estimate(self, listed: Sequence[Listed], triage: Triage) -> int:
+        """The requests the batches of a held listing need (`policy.reads.estimate_reads`)."""
+        by_name = not covers_whole_cluster(self.settings) or self.settings.fetch != "auto"
+        recorded = (w for w in listed if w.uid in triage.trusted)
+        return estimate_reads(
+            unread=sum(1 for w in listed if w.uid in triage.need_spec and w.uid not in self.stage.prefetched),
+            first_sight=len(triage.need_spec),
+            by_name=sum(len(w.discovery.references) for w in recorded) if by_name else 0,
+        )
+
+    def may_not_fit(self, estimate: int) -> bool:
+        """Whether `estimate` requests may take more than half the budget left for reading."""
         seconds = estimate * request_seconds(self.settings.qps)
         return seconds > 0.5 * (self.budget.remaining() - self.budget.reserve - self.budget.held)
 
-    def hold_for_health(self, listed: Sequence[Listed], triage: Triage) -> None:
+    def hold_for_health(self, tally: Tally) -> None:
         """Keep a bounded share of the budget for the rollout-health checks after the pending work."""
-        groups: Counter[tuple[str, str]] = Counter(
-            (w.namespace, w.kind.plural) for w in listed if w.uid in triage.trusted and watched(w)
-        )
+        groups = tally.watched
         reads = sum(requests_to_read(n, self.stage.census.get(key)) for key, n in groups.items())
         seconds = health_hold(
             reads + sum(groups.values()), request_seconds(self.settings.qps), self.settings.timeout

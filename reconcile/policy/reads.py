@@ -133,6 +133,13 @@ REQUESTS_PER_FULL_READ = 4
 UNLIMITED_REQUEST_SECONDS = 0.005
 
 
+def estimate_reads(*, unread: int, first_sight: int, by_name: int) -> int:
+    """The requests a pass's batches need: a whole-object read for each workload that needs its spec and
+    no full list of its kind served (`unread`), the further reads of each of those `first_sight`, and a
+    GET per recorded source read by name (`by_name`)."""
+    return unread + (REQUESTS_PER_FULL_READ - 1) * first_sight + by_name
+
+
 def request_seconds(qps: float) -> float:
     """What one request costs the budget at the pass's rate."""
     return 1.0 / qps if qps > 0 else UNLIMITED_REQUEST_SECONDS

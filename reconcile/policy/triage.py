@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from reconcile.model.kinds import Kind
 from reconcile.model.workload import Listed, records_trusted
@@ -28,6 +29,13 @@ BATCH_SIZE = 50
 GOLDEN = (math.sqrt(5) - 1) / 2
 
 
+class Need(Enum):
+    """What an unsettled workload needs read: its recorded sources' metadata, or its whole object."""
+
+    METADATA = "metadata"
+    SPEC = "spec"
+
+
 @dataclass(frozen=True)
 class Triage:
     """Listed workloads by what they need: nothing more, source metadata, or the whole object."""
@@ -35,6 +43,13 @@ class Triage:
     settled: dict[str, Decision]
     trusted: frozenset[str]
     need_spec: frozenset[str]
+
+    def need_of(self, uid: str) -> Decision | Need:
+        """What `triage_one` said of this workload."""
+        settled = self.settled.get(uid)
+        if settled is not None:
+            return settled
+        return Need.METADATA if uid in self.trusted else Need.SPEC
 
 
 @dataclass(frozen=True)
@@ -45,15 +60,23 @@ class Batch:
     workloads: tuple[Listed, ...]
 
 
+def triage_one(workload: Listed, key_fingerprint: str) -> Decision | Need:
+    """What one listed workload needs: a decision the list alone settles, or what to read."""
+    early = settle_listed(workload)
+    if early is not None:
+        return early
+    return Need.METADATA if records_trusted(workload, key_fingerprint) else Need.SPEC
+
+
 def triage_listed(listed: Iterable[Listed], key_fingerprint: str) -> Triage:
     settled: dict[str, Decision] = {}
     trusted: set[str] = set()
     need_spec: set[str] = set()
     for workload in listed:
-        early = settle_listed(workload)
-        if early is not None:
-            settled[workload.uid] = early
-        elif records_trusted(workload, key_fingerprint):
+        need = triage_one(workload, key_fingerprint)
+        if isinstance(need, Decision):
+            settled[workload.uid] = need
+        elif need is Need.METADATA:
             trusted.add(workload.uid)
         else:
             need_spec.add(workload.uid)
@@ -100,9 +123,16 @@ def kinds_to_list_in_full(listed: Iterable[Listed], triage: Triage) -> list[Kind
         opted[workload.kind.plural] += 1
         if workload.uid in triage.need_spec:
             needing[workload.kind.plural] += 1
+    return choose_kinds_in_full(kinds, opted, needing)
+
+
+def choose_kinds_in_full(
+    kinds: Mapping[str, Kind], opted: Mapping[str, int], needing: Mapping[str, int]
+) -> list[Kind]:
+    """Of these kinds (by plural), those to list in full, from their opted-in and spec-needing counts."""
     chosen = []
     for plural in sorted(kinds):
-        choice = choose_kind_in_full(needing[plural], opted[plural])
+        choice = choose_kind_in_full(needing.get(plural, 0), opted.get(plural, 0))
         log.info("%s in full, once for the pass: %s (%s)", plural, choice.way, choice.why)
         if choice.lists:
             chosen.append(kinds[plural])

@@ -4,7 +4,8 @@ Each test runs the installed CLI with `--timeout 3` (reads stop 0.6 s before the
 end) and no config file, so the shipped defaults apply. Checked per pass: it ends within the budget
 plus 5 s, it adopts or rolls at least one workload until nothing is left, what it did not reach is
 `deferred` with the reason `pass budget`, it exits 0, and it reads no source twice; across passes: they
-converge, and each changed workload rolls exactly once.
+converge, and each changed workload rolls exactly once. Each test runs twice: with the listing held, and
+streamed (`streamAbove: 0`, pipeline/streamed.py), where a namespace not reached is one deferred row.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ NAMESPACES = 6
 PER_NAMESPACE = 12
 
 
+@pytest.fixture(params=["held", "streamed"])
+def env(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The environment of every pass of a test: the listing held, or streamed."""
+    return {"KUBE_REHASH_STREAM_ABOVE": "0"} if request.param == "streamed" else {}
+
+
 def pod(i: int) -> dict[str, Any]:
     env_from = [{"configMapRef": {"name": f"cfg-{i}"}}, {"secretRef": {"name": f"sec-{i}"}}]
     return {"containers": [{"name": "app", "image": "app:1", "envFrom": env_from}]}
@@ -41,10 +48,10 @@ def seed(cluster: Backend) -> None:
             )
 
 
-def timed_pass(cluster: Backend, *args: str) -> tuple[Result, float]:
+def timed_pass(cluster: Backend, env: dict[str, str], *args: str) -> tuple[Result, float]:
     cluster.clear_log()
     started = time.monotonic()
-    result = cluster.run("--timeout", str(TIMEOUT), *args)
+    result = cluster.run("--timeout", str(TIMEOUT), *args, env=env)
     return result, time.monotonic() - started
 
 
@@ -72,12 +79,12 @@ def check_pass(cluster: Backend, result: Result, wall: float) -> dict[str, Any]:
     return summary
 
 
-def test_a_first_install_too_big_for_one_pass_converges_pass_by_pass(cluster: Backend) -> None:
+def test_a_first_install_too_big_for_one_pass_converges_pass_by_pass(cluster: Backend, env: dict[str, str]) -> None:
     seed(cluster)
     total = NAMESPACES * PER_NAMESPACE
     adopted = 0
     for _ in range(12):
-        result, wall = timed_pass(cluster)
+        result, wall = timed_pass(cluster, env)
         summary = check_pass(cluster, result, wall)
         adopted += summary["adopt"]
         assert summary["adopt"] + summary["in-sync"] >= 1, "a pass made no progress"
@@ -88,10 +95,10 @@ def test_a_first_install_too_big_for_one_pass_converges_pass_by_pass(cluster: Ba
     assert adopted == total
 
 
-def test_every_changed_workload_rolls_exactly_once_across_the_passes(cluster: Backend) -> None:
+def test_every_changed_workload_rolls_exactly_once_across_the_passes(cluster: Backend, env: dict[str, str]) -> None:
     seed(cluster)
     for _ in range(12):
-        if timed_pass(cluster)[0].report["summary"]["in-sync"] == NAMESPACES * PER_NAMESPACE:
+        if timed_pass(cluster, env)[0].report["summary"]["in-sync"] == NAMESPACES * PER_NAMESPACE:
             break
     for n in range(NAMESPACES):
         for i in range(0, PER_NAMESPACE, 2):
@@ -99,17 +106,17 @@ def test_every_changed_workload_rolls_exactly_once_across_the_passes(cluster: Ba
     changed = {f"Deployment/team-{n}/app-{i}" for n in range(NAMESPACES) for i in range(0, PER_NAMESPACE, 2)}
     rolled: Counter[str] = Counter()
     for _ in range(12):
-        result, wall = timed_pass(cluster)
+        result, wall = timed_pass(cluster, env)
         summary = check_pass(cluster, result, wall)
         rolled.update(k for k, action in result.actions().items() if action == "rollout")
         if set(rolled) == changed:
-            assert timed_pass(cluster)[0].report["summary"]["rollout"] == 0
+            assert timed_pass(cluster, env)[0].report["summary"]["rollout"] == 0
             break
         assert summary["rollout"] >= 1, "a pass made no progress"
     assert set(rolled) == changed and set(rolled.values()) == {1}
 
 
-def test_a_steady_pass_too_big_for_its_budget_still_visits_every_namespace(cluster: Backend) -> None:
+def test_a_steady_pass_too_big_for_its_budget_still_visits_every_namespace(cluster: Backend, env: dict[str, str]) -> None:
     """With `fetch: get` every recorded source costs a metadata GET, so a steady pass over 6 namespaces
     does not fit 3 s at 20 requests per second; the rotation must still reach every namespace within
     the documented bound (ceil(3/f) + 1 passes, f the share one pass reaches; here f >= 1/6)."""
@@ -117,13 +124,13 @@ def test_a_steady_pass_too_big_for_its_budget_still_visits_every_namespace(clust
     config = cluster.config("fetch: get\n")
     for _ in range(12):
         if (
-            timed_pass(cluster, "--config", str(config))[0].report["summary"]["in-sync"]
+            timed_pass(cluster, env, "--config", str(config))[0].report["summary"]["in-sync"]
             == NAMESPACES * PER_NAMESPACE
         ):
             break
     visited: set[str] = set()
     for _ in range(3 * NAMESPACES + 1):
-        result, wall = timed_pass(cluster, "--config", str(config))
+        result, wall = timed_pass(cluster, env, "--config", str(config))
         check_pass(cluster, result, wall)
         report = result.report
         visited |= {w["namespace"] for w in report["workloads"] if w["action"] == "in-sync"}

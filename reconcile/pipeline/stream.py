@@ -1,0 +1,55 @@
+"""Cluster-wide lists consumed a namespace at a time: how a large pass holds one namespace, not the cluster.
+
+The API server returns a cluster-wide list in etcd's key order (`namespace/name`), so each namespace's
+objects come together, and lists of different resources meet the namespaces in the same order. A pass
+that walks the cluster namespace by namespace (pipeline/streamed.py) opens one list per resource it needs
+and takes each namespace's objects from all of them in step; only the page each list is on, and the
+objects of the namespace being walked, are held. The list's own pager asks the budget for each page and
+resumes after an expired token (KubeClient.list_items).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from reconcile.model.order import namespace_order
+
+
+def namespace_of(item: dict[str, Any]) -> str:
+    metadata = item.get("metadata")
+    return str(metadata.get("namespace", "")) if isinstance(metadata, dict) else ""
+
+
+class NamespaceStream:
+    """One cluster-wide list, read as far as the namespace asked for and no further."""
+
+    def __init__(self, items: Iterator[dict[str, Any]]) -> None:
+        self._items = items
+        self._head: dict[str, Any] | None = None
+        self._over = False
+
+    def take(self, namespace: str) -> list[dict[str, Any]]:
+        """The objects of `namespace`, passing by those of the namespaces before it. What the list raises
+        (a failed page, the budget's cut) is raised here, and the stream is then over."""
+        mark = namespace_order(namespace)
+        taken: list[dict[str, Any]] = []
+        while (head := self._peek()) is not None:
+            at = namespace_order(namespace_of(head))
+            if at > mark:
+                break
+            if at == mark:
+                taken.append(head)
+            self._head = None
+        return taken
+
+    def _peek(self) -> dict[str, Any] | None:
+        if self._head is None and not self._over:
+            try:
+                self._head = next(self._items)
+            except StopIteration:
+                self._over = True
+            except BaseException:
+                self._over = True
+                raise
+        return self._head

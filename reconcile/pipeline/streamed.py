@@ -1,0 +1,144 @@
+"""The batches of a pass too large to hold its listing, namespace by namespace as the lists stream.
+
+A pass that holds its listing keeps a view of every opted-in workload from the listing to the end, and its
+cluster-wide reads (kinds listed in full, source surveys) keep what every namespace wants: memory grows
+with the cluster. Above `streamAbove` opted-in workloads the listing kept only a tally (policy/tally.py),
+and this walk lists again: one cluster-wide list per workload kind, per kind listed in full, and per source
+kind surveyed cluster-wide, all in etcd's key order, taken a namespace at a time in step
+(pipeline/stream.py). Each namespace's views are triaged, its share of the full lists and surveys kept,
+its batches handed to the pass; then it is dropped. What is held is one namespace and one page per list,
+whatever the cluster's size; the price is the second listing of the workloads (one request per page).
+
+A pass that may not fit its budget starts at a rotated namespace: its lists pass by the namespaces
+before it, and the namespaces after the end are reached by lists opened again from the start. A list
+that fails leaves its kind out of the rest of the walk (a failed scope row, as when listing); when the
+budget runs out or the pass is stopped between namespaces, each namespace not reached is one deferred
+row, with the number of its opted-in workloads (the walk never saw their views).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from reconcile.config.settings import Settings
+from reconcile.errors import PassCut, RehashError, Stopped
+from reconcile.kube.client import KubeClient
+from reconcile.model.kinds import Kind
+from reconcile.model.workload import Listed
+from reconcile.output.report import Row
+from reconcile.pipeline.listing import Listing, listed_view, workload_selector
+from reconcile.pipeline.read import ReadStage, keep_wanted, prefetch_failed
+from reconcile.pipeline.stream import NamespaceStream
+from reconcile.policy.decision import Deferral
+from reconcile.policy.rules import Rules
+from reconcile.policy.tally import Tally
+from reconcile.policy.triage import Batch, Triage, plan_batches, triage_listed, wanted_sources
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Lists:
+    """The cluster-wide lists one stretch of the walk takes its namespaces from."""
+
+    workloads: dict[Kind, NamespaceStream] = field(default_factory=dict)
+    in_full: dict[Kind, NamespaceStream] = field(default_factory=dict)
+
+
+class StreamedBatches:
+    """The batches of a streamed pass, in walk order, with the rows of what the walk could not list."""
+
+    def __init__(
+        self, settings: Settings, client: KubeClient, stage: ReadStage, rules: Rules, listing: Listing
+    ) -> None:
+        self.settings = settings
+        self.client = client
+        self.stage = stage
+        self.rules = rules
+        self.kinds = list(listing.listed_kinds)
+        self.tally: Tally = listing.tally
+        self.in_full = self.tally.kinds_in_full()
+        self.rows: list[Row] = []
+        """Failed lists of the walk, and the namespaces it did not reach."""
+
+    def batches(self, start: int = 0) -> Iterator[tuple[Batch, Triage]]:
+        """Every namespace with opted-in workloads from the `start`-th in list order, then those before it."""
+        order = self.tally.namespaces()
+        stretches = [order[start:], order[:start]]
+        for at, stretch in enumerate(stretches):
+            if not stretch:
+                continue
+            try:
+                lists = self.open_lists()
+            except PassCut as exc:
+                self.unreached([ns for s in stretches[at:] for ns in s], exc)
+                return
+            for i, namespace in enumerate(stretch):
+                try:
+                    workloads = self.take(lists, namespace)
+                    triage = triage_listed(workloads, self.rules.fingerprint)
+                    self.prepare(lists, namespace, workloads, triage)
+                except PassCut as exc:
+                    self.unreached([*stretch[i:], *(ns for s in stretches[at + 1 :] for ns in s)], exc)
+                    return
+                for batch in plan_batches(workloads):
+                    yield batch, triage
+
+    def open_lists(self) -> Lists:
+        """The stretch's lists, opened (each sends its first request when first taken from)."""
+        selector = workload_selector(self.settings)
+        lists = Lists()
+        for kind in self.kinds:
+            path = kind.collection_path(None)
+            pages = self.client.list_items(path, field_selector=selector, metadata_only=True)
+            lists.workloads[kind] = NamespaceStream(pages)
+        for kind in self.in_full:
+            pages = self.client.list_items(kind.collection_path(None), field_selector=selector)
+            lists.in_full[kind] = NamespaceStream(pages)
+        self.stage.reader.stream_cluster(self.tally.recorded, self.settings.exclude_namespaces)
+        return lists
+
+    def take(self, lists: Lists, namespace: str) -> list[Listed]:
+        """The opted-in workloads of one namespace, from every workload list still open."""
+        workloads: list[Listed] = []
+        for kind, stream in list(lists.workloads.items()):
+            try:
+                items = stream.take(namespace)
+            except PassCut:
+                raise
+            except RehashError as exc:
+                self.rows.append(Row.scope_failure(kind.kind, "*", f"list failed: {exc}"))
+                del lists.workloads[kind]
+                continue
+            workloads += [w for item in items if (w := listed_view(item, kind, self.rules.discovery))]
+        return workloads
+
+    def prepare(self, lists: Lists, namespace: str, workloads: Sequence[Listed], triage: Triage) -> None:
+        """What the namespace's batches read from the cluster-wide lists: the whole objects of its
+        workloads that need them, and the identities of the sources its trusted workloads recorded."""
+        wanted = wanted_sources(workloads, triage)
+        self.stage.reader.expect({key: len(names) for key, names in wanted.items()})
+        self.stage.reader.follow(namespace, wanted)
+        self.stage.prefetched.clear()
+        unseen = {w.uid: w for w in workloads if w.uid in triage.need_spec}
+        for kind, stream in list(lists.in_full.items()):
+            try:
+                items = stream.take(namespace)
+            except PassCut:
+                raise
+            except RehashError as exc:
+                prefetch_failed(kind, None, exc)
+                del lists.in_full[kind]
+                continue
+            self.stage.prefetched.update(keep_wanted(items, kind, unseen, self.rules.discovery))
+
+    def unreached(self, namespaces: Sequence[str], exc: PassCut) -> None:
+        why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
+        log.info("%s: %d namespaces not reached", exc, len(namespaces))
+        for namespace in namespaces:
+            count = self.tally.workloads[namespace]
+            self.rows.append(
+                Row.scope_deferred("*", namespace, f"{exc}; {count} opted-in workloads not reached", why)
+            )

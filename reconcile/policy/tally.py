@@ -1,0 +1,81 @@
+"""What a pass plans from before its walk, as counts: the same whether it holds its listing or streams it.
+
+A pass plans before it walks: which kinds to list in full, whether it may not fit its budget (and so
+starts at a rotated namespace), how much budget the rollout checks keep, how many sources the cluster-wide
+surveys want. A pass that holds its listing could count from the views; one too large to hold them (the
+`streamAbove` setting) counts as it lists and drops the views, so the plan is made from this tally alone:
+numbers per kind and per namespace, never per workload. Pure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from reconcile.model.kinds import Kind
+from reconcile.model.order import namespace_order
+from reconcile.model.rollouts import watched
+from reconcile.model.workload import Listed
+from reconcile.policy.decision import Decision
+from reconcile.policy.reads import estimate_reads
+from reconcile.policy.triage import Need, Triage, choose_kinds_in_full
+
+
+@dataclass
+class Tally:
+    """Counts of the opted-in workloads a listing saw, by what triage says each needs."""
+
+    workloads: Counter[str] = field(default_factory=Counter)
+    """namespace -> opted-in workloads."""
+    kinds: dict[str, Kind] = field(default_factory=dict)
+    opted: Counter[str] = field(default_factory=Counter)
+    """kind plural -> opted-in workloads."""
+    need_spec: Counter[str] = field(default_factory=Counter)
+    """kind plural -> workloads that need their whole object."""
+    recorded: Counter[str] = field(default_factory=Counter)
+    """source kind -> recorded references of the workloads confirmable from metadata (a source shared by
+    several of them counts for each: the tally keeps no names)."""
+    watched: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(namespace, kind plural) -> confirmable workloads with a rollout of ours still watched."""
+
+    def add(self, workload: Listed, need: Decision | Need) -> None:
+        plural = workload.kind.plural
+        self.workloads[workload.namespace] += 1
+        self.kinds[plural] = workload.kind
+        self.opted[plural] += 1
+        if need is Need.SPEC:
+            self.need_spec[plural] += 1
+        elif need is Need.METADATA:
+            self.recorded.update(ref.kind for ref in workload.discovery.references)
+            if watched(workload) is not None:
+                self.watched[(workload.namespace, plural)] += 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.workloads.values())
+
+    def namespaces(self) -> list[str]:
+        """The namespaces with opted-in workloads, in the order a cluster-wide list meets them."""
+        return sorted(self.workloads, key=namespace_order)
+
+    def kinds_in_full(self) -> list[Kind]:
+        return choose_kinds_in_full(self.kinds, self.opted, self.need_spec)
+
+    def reads_estimate(self, in_full: list[Kind], *, recorded_by_name: bool) -> int:
+        """The requests the walk's reads need (`policy.reads.estimate_reads`), where the kinds `in_full`
+        are listed in full and, if `recorded_by_name`, recorded sources are read by name."""
+        listed = {k.plural for k in in_full}
+        return estimate_reads(
+            unread=sum(n for plural, n in self.need_spec.items() if plural not in listed),
+            first_sight=sum(self.need_spec.values()),
+            by_name=sum(self.recorded.values()) if recorded_by_name else 0,
+        )
+
+
+def tally_of(listed: Iterable[Listed], triage: Triage) -> Tally:
+    """The tally of held views, as triaged."""
+    tally = Tally()
+    for workload in listed:
+        tally.add(workload, triage.need_of(workload.uid))
+    return tally

@@ -1,0 +1,84 @@
+"""A whole-cluster pass with more opted-in workloads than `streamAbove` does not hold its listing: it tallies
+the workloads, then walks the cluster namespace by namespace as its lists stream. It must decide exactly
+what a pass holding its listing decides, in every state a cluster goes through, and pay for it with one
+more listing of the workloads only. `KUBE_REHASH_STREAM_ABOVE=0` makes every pass stream."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import Backend, Result, configmap, deployment, env_from, secret
+
+pytestmark = pytest.mark.sim_only("a cluster-wide pass: the real server holds other tests' namespaces")
+
+STREAM = {"KUBE_REHASH_STREAM_ABOVE": "0"}
+# "a-b" sorts before "a" in a cluster-wide list ("a-b/…" < "a/…"): etcd's key order, not the names'.
+NAMESPACES = ("a", "a-b", "b", "team-1", "team-2", "zeta")
+PER_NAMESPACE = 8  # 48 Deployments needing their spec: a first install lists them in full
+
+
+def seed(cluster: Backend) -> None:
+    for ns in NAMESPACES:
+        cluster.add(configmap("app", {"v": "1"}, ns=ns), secret("db", {"p": "x"}, ns=ns))
+        for i in range(PER_NAMESPACE):
+            source = ("configmap", "app") if i % 2 else ("secret", "db")
+            cluster.add(deployment(f"web-{i}", env_from(*source), ns=ns))
+        cluster.add(deployment("store", env_from("configmap", "app"), ns=ns, kind="StatefulSet"))
+    cluster.add(deployment("plain", env_from("configmap", "app"), ns="b", annotations={}))  # not opted in
+
+
+def rows(result: Result) -> list[tuple[Any, ...]]:
+    assert result.code in (0, 1), result.stderr
+    fields = ("kind", "namespace", "name", "action", "reason", "hash", "previous")
+    return sorted(tuple(w.get(f) for f in fields) for w in result.report["workloads"])
+
+
+def same_decisions(cluster: Backend) -> list[tuple[Any, ...]]:
+    """A held and a streamed dry run of the same state decide the same; the rows, sorted."""
+    held = cluster.run("--dry-run", "client")
+    streamed = cluster.run("--dry-run", "client", env=STREAM)
+    assert rows(streamed) == rows(held)
+    assert streamed.report["summary"] == held.report["summary"]
+    return rows(held)
+
+
+def test_a_streamed_pass_decides_what_a_held_pass_decides_from_first_install_to_changes(
+    cluster: Backend,
+) -> None:
+    seed(cluster)
+    first = same_decisions(cluster)
+    assert {r[3] for r in first} == {"adopt"} and len(first) == len(NAMESPACES) * (PER_NAMESPACE + 1)
+    adopted = cluster.run(env=STREAM)
+    assert set(adopted.actions().values()) == {"adopt"} and rows(adopted) == first
+
+    steady = same_decisions(cluster)
+    assert {r[3] for r in steady} == {"in-sync"}
+
+    cluster.edit("configmaps", "a-b", "app", {"data": {"v": "2"}})
+    cluster.edit("secrets", "zeta", "db", {"stringData": {"p": "y"}})
+    cluster.add(deployment("late", env_from("secret", "db"), ns="team-1"))
+    changed = same_decisions(cluster)
+    actions = {(r[1], r[2]): r[3] for r in changed}
+    assert actions[("a-b", "web-1")] == "rollout" and actions[("a-b", "store")] == "rollout"
+    assert actions[("zeta", "web-0")] == "rollout" and actions[("team-1", "late")] == "adopt"
+    assert actions[("a", "web-1")] == "in-sync"
+    rolled = cluster.run(env=STREAM)
+    assert rows(rolled) == changed
+    assert {r[3] for r in same_decisions(cluster)} == {"in-sync"}
+
+
+def test_a_streamed_pass_lists_each_workload_kind_twice_and_each_source_kind_once(cluster: Backend) -> None:
+    seed(cluster)
+    cluster.run(env=STREAM)
+    cluster.clear_log()
+    steady = cluster.run(env=STREAM)
+    assert set(steady.actions().values()) == {"in-sync"} and cluster.writes() == []
+    gets = [e for e in cluster.requests("GET")]
+    for path in ("/apis/apps/v1/deployments", "/apis/apps/v1/statefulsets"):
+        assert len([e for e in gets if e.path == path]) == 2, path  # the tally, then the walk
+    for path in ("/api/v1/configmaps", "/api/v1/secrets"):
+        listed = [e for e in gets if e.path == path and e.query.get("limit") != "1"]
+        assert len(listed) == 1, path
+    assert not [e for e in gets if "/namespaces/" in e.path], "a steady pass reads nothing by namespace"
