@@ -3,11 +3,12 @@
 A pass that holds its listing keeps a view of every opted-in workload from the listing to the end, and its
 cluster-wide reads (kinds listed in full, source surveys) keep what every namespace wants: memory grows
 with the cluster. Above `streamAbove` opted-in workloads the listing kept only a tally (policy/tally.py),
-and this walk lists again: one cluster-wide list per workload kind, per kind listed in full, and per source
-kind surveyed cluster-wide, all in etcd's key order, taken a namespace at a time in step
-(pipeline/stream.py). Each namespace's views are triaged, its share of the full lists and surveys kept,
-its batches handed to the pass; then it is dropped. What is held is one namespace and one page per list,
-whatever the cluster's size; the price is the second listing of the workloads (one request per page).
+and this walk lists again: one cluster-wide list per workload kind (of whole objects where the kind is
+listed in full, else of metadata) and per source kind surveyed cluster-wide, all in etcd's key order, taken
+a namespace at a time in step (pipeline/stream.py). Each namespace's views are triaged, its share of the
+whole objects and surveys kept, its batches handed to the pass; then it is dropped. What is held is one
+namespace and one page per list, whatever the cluster's size; the price is the second listing of the
+workloads (one request per page).
 
 A pass that may not fit its budget starts at a rotated namespace: its lists pass by the namespaces
 before it, and the namespaces after the end are reached by lists opened again from the start. A list
@@ -19,8 +20,9 @@ row, with the number of its opted-in workloads (the walk never saw their views).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError, Stopped
@@ -29,7 +31,7 @@ from reconcile.model.kinds import Kind
 from reconcile.model.workload import Listed
 from reconcile.output.report import Row
 from reconcile.pipeline.listing import Listing, listed_view, workload_selector
-from reconcile.pipeline.read import ReadStage, keep_wanted, prefetch_failed
+from reconcile.pipeline.read import ReadStage, keep_wanted
 from reconcile.pipeline.stream import NamespaceStream
 from reconcile.policy.decision import Deferral
 from reconcile.policy.rules import Rules
@@ -41,10 +43,13 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Lists:
-    """The cluster-wide lists one stretch of the walk takes its namespaces from."""
+    """The cluster-wide lists of the workload kinds one stretch of the walk takes its namespaces from: of
+    whole objects for the kinds listed in full (their views are read from the same objects), else of
+    metadata."""
 
-    workloads: dict[Kind, NamespaceStream] = field(default_factory=dict)
-    in_full: dict[Kind, NamespaceStream] = field(default_factory=dict)
+    streams: dict[Kind, NamespaceStream] = field(default_factory=dict)
+    whole: set[str] = field(default_factory=set)
+    """Plurals of the kinds listed as whole objects."""
 
 
 class StreamedBatches:
@@ -59,7 +64,7 @@ class StreamedBatches:
         self.rules = rules
         self.kinds = list(listing.listed_kinds)
         self.tally: Tally = listing.tally
-        self.in_full = self.tally.kinds_in_full()
+        self.in_full = [k for k in self.tally.kinds_in_full() if k in self.kinds]
         self.rows: list[Row] = []
         """Failed lists of the walk, and the namespaces it did not reach."""
 
@@ -77,9 +82,9 @@ class StreamedBatches:
                 return
             for i, namespace in enumerate(stretch):
                 try:
-                    workloads = self.take(lists, namespace)
+                    workloads, whole = self.take(lists, namespace)
                     triage = triage_listed(workloads, self.rules.fingerprint)
-                    self.prepare(lists, namespace, workloads, triage)
+                    self.prepare(namespace, workloads, triage, whole)
                 except PassCut as exc:
                     self.unreached([*stretch[i:], *(ns for s in stretches[at + 1 :] for ns in s)], exc)
                     return
@@ -89,49 +94,50 @@ class StreamedBatches:
     def open_lists(self) -> Lists:
         """The stretch's lists, opened (each sends its first request when first taken from)."""
         selector = workload_selector(self.settings)
-        lists = Lists()
+        lists = Lists(whole={k.plural for k in self.in_full})
         for kind in self.kinds:
-            path = kind.collection_path(None)
-            pages = self.client.list_items(path, field_selector=selector, metadata_only=True)
-            lists.workloads[kind] = NamespaceStream(pages)
-        for kind in self.in_full:
-            pages = self.client.list_items(kind.collection_path(None), field_selector=selector)
-            lists.in_full[kind] = NamespaceStream(pages)
+            whole = kind.plural in lists.whole
+            pages = self.client.list_items(
+                kind.collection_path(None), field_selector=selector, metadata_only=not whole
+            )
+            lists.streams[kind] = NamespaceStream(pages)
         self.stage.reader.stream_cluster(self.tally.recorded, self.settings.exclude_namespaces)
         return lists
 
-    def take(self, lists: Lists, namespace: str) -> list[Listed]:
-        """The opted-in workloads of one namespace, from every workload list still open."""
+    def take(self, lists: Lists, namespace: str) -> tuple[list[Listed], dict[Kind, list[dict[str, Any]]]]:
+        """The opted-in workloads of one namespace, from every workload list still open, and the whole
+        objects the lists of kinds in full gave."""
         workloads: list[Listed] = []
-        for kind, stream in list(lists.workloads.items()):
+        whole: dict[Kind, list[dict[str, Any]]] = {}
+        for kind, stream in list(lists.streams.items()):
             try:
                 items = stream.take(namespace)
             except PassCut:
                 raise
             except RehashError as exc:
                 self.rows.append(Row.scope_failure(kind.kind, "*", f"list failed: {exc}"))
-                del lists.workloads[kind]
+                del lists.streams[kind]
                 continue
+            if kind.plural in lists.whole:
+                whole[kind] = items
             workloads += [w for item in items if (w := listed_view(item, kind, self.rules.discovery))]
-        return workloads
+        return workloads, whole
 
-    def prepare(self, lists: Lists, namespace: str, workloads: Sequence[Listed], triage: Triage) -> None:
+    def prepare(
+        self,
+        namespace: str,
+        workloads: Sequence[Listed],
+        triage: Triage,
+        whole: Mapping[Kind, Sequence[dict[str, Any]]],
+    ) -> None:
         """What the namespace's batches read from the cluster-wide lists: the whole objects of its
         workloads that need them, and the identities of the sources its trusted workloads recorded."""
         wanted = wanted_sources(workloads, triage)
         self.stage.reader.expect({key: len(names) for key, names in wanted.items()})
         self.stage.reader.follow(namespace, wanted)
-        self.stage.prefetched.clear()
         unseen = {w.uid: w for w in workloads if w.uid in triage.need_spec}
-        for kind, stream in list(lists.in_full.items()):
-            try:
-                items = stream.take(namespace)
-            except PassCut:
-                raise
-            except RehashError as exc:
-                prefetch_failed(kind, None, exc)
-                del lists.in_full[kind]
-                continue
+        self.stage.prefetched.clear()
+        for kind, items in whole.items():
             self.stage.prefetched.update(keep_wanted(items, kind, unseen, self.rules.discovery))
 
     def unreached(self, namespaces: Sequence[str], exc: PassCut) -> None:

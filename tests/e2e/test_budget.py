@@ -79,7 +79,9 @@ def check_pass(cluster: Backend, result: Result, wall: float) -> dict[str, Any]:
     return summary
 
 
-def test_a_first_install_too_big_for_one_pass_converges_pass_by_pass(cluster: Backend, env: dict[str, str]) -> None:
+def test_a_first_install_too_big_for_one_pass_converges_pass_by_pass(
+    cluster: Backend, env: dict[str, str]
+) -> None:
     seed(cluster)
     total = NAMESPACES * PER_NAMESPACE
     adopted = 0
@@ -95,7 +97,9 @@ def test_a_first_install_too_big_for_one_pass_converges_pass_by_pass(cluster: Ba
     assert adopted == total
 
 
-def test_every_changed_workload_rolls_exactly_once_across_the_passes(cluster: Backend, env: dict[str, str]) -> None:
+def test_every_changed_workload_rolls_exactly_once_across_the_passes(
+    cluster: Backend, env: dict[str, str]
+) -> None:
     seed(cluster)
     for _ in range(12):
         if timed_pass(cluster, env)[0].report["summary"]["in-sync"] == NAMESPACES * PER_NAMESPACE:
@@ -116,7 +120,9 @@ def test_every_changed_workload_rolls_exactly_once_across_the_passes(cluster: Ba
     assert set(rolled) == changed and set(rolled.values()) == {1}
 
 
-def test_a_steady_pass_too_big_for_its_budget_still_visits_every_namespace(cluster: Backend, env: dict[str, str]) -> None:
+def test_a_steady_pass_too_big_for_its_budget_still_visits_every_namespace(
+    cluster: Backend, env: dict[str, str]
+) -> None:
     """With `fetch: get` every recorded source costs a metadata GET, so a steady pass over 6 namespaces
     does not fit 3 s at 20 requests per second; the rotation must still reach every namespace within
     the documented bound (ceil(3/f) + 1 passes, f the share one pass reaches; here f >= 1/6)."""

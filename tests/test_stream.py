@@ -1,0 +1,101 @@
+"""Cluster-wide lists taken a namespace at a time (pipeline/stream.py), and the tally a streamed pass plans
+from (policy/tally.py): pure, no server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reconcile.errors import BudgetExhausted, RehashError
+from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
+from reconcile.model.order import namespace_order
+from reconcile.pipeline.stream import NamespaceStream
+from reconcile.policy.reads import KIND_IN_FULL_MIN, estimate_reads
+from reconcile.policy.tally import Tally, tally_of
+from reconcile.policy.triage import kinds_to_list_in_full, triage_listed
+from tests.test_triage import listed
+
+NAME = st.from_regex(r"[a-z]([a-z0-9-]{0,6}[a-z0-9])?", fullmatch=True)
+
+
+def item(namespace: str, name: str) -> dict[str, Any]:
+    return {"metadata": {"namespace": namespace, "name": name}}
+
+
+def in_key_order(keys: set[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Objects as the API server lists them: by etcd key, `namespace/name`."""
+    return [item(ns, n) for ns, n in sorted(keys, key=lambda k: f"{k[0]}/{k[1]}")]
+
+
+@given(st.sets(st.tuples(NAME, NAME), max_size=40))
+def test_taking_every_namespace_in_list_order_yields_each_object_once_grouped(
+    keys: set[tuple[str, str]],
+) -> None:
+    stream = NamespaceStream(iter(in_key_order(keys)))
+    namespaces = sorted({ns for ns, _ in keys}, key=namespace_order)
+    taken = {ns: stream.take(ns) for ns in namespaces}
+    assert {(ns, o["metadata"]["name"]) for ns, objs in taken.items() for o in objs} == keys
+    assert all(o["metadata"]["namespace"] == ns for ns, objs in taken.items() for o in objs)
+
+
+def test_the_list_order_is_the_key_order_not_the_names() -> None:
+    assert sorted(["a", "a-b", "ab"], key=namespace_order) == ["a-b", "a", "ab"]
+    stream = NamespaceStream(iter(in_key_order({("a", "x"), ("a-b", "y"), ("ab", "z")})))
+    assert [o["metadata"]["name"] for o in stream.take("a-b")] == ["y"]
+    assert [o["metadata"]["name"] for o in stream.take("a")] == ["x"]
+
+
+def test_a_namespace_taken_later_passes_by_those_before_it_and_reads_no_further_than_it() -> None:
+    pulled: list[str] = []
+
+    def pages() -> Iterator[dict[str, Any]]:
+        for obj in in_key_order({("a", "1"), ("b", "2"), ("c", "3"), ("d", "4")}):
+            pulled.append(obj["metadata"]["namespace"])
+            yield obj
+
+    stream = NamespaceStream(pages())
+    assert [o["metadata"]["namespace"] for o in stream.take("c")] == ["c"]
+    assert pulled == ["a", "b", "c", "d"]  # one object past the namespace: where the next one starts
+    assert stream.take("b") == []  # behind the stream: never re-read
+    assert [o["metadata"]["name"] for o in stream.take("d")] == ["4"]
+    assert stream.take("e") == []
+
+
+@pytest.mark.parametrize("error", [BudgetExhausted("pass budget"), RehashError("list failed")])
+def test_what_the_list_raises_is_raised_once_and_the_stream_is_then_over(error: RehashError) -> None:
+    def pages() -> Iterator[dict[str, Any]]:
+        yield item("a", "1")
+        raise error
+
+    stream = NamespaceStream(pages())
+    with pytest.raises(type(error)):
+        stream.take("a")
+    assert stream.take("b") == []
+
+
+def test_the_tally_counts_what_triage_says_each_workload_needs() -> None:
+    fresh = [listed(f"w{i}", f"ns-{i % 3}") for i in range(KIND_IN_FULL_MIN + 2)]
+    sets = [listed("s", "ns-0", STATEFULSET)]
+    ignored = [listed("off", "ns-1", **{"kube-rehash.io/ignore": "true"})]
+    views = fresh + sets + ignored
+    triage = triage_listed(views, "")
+    tally = tally_of(views, triage)
+    assert tally.total == len(views)
+    assert tally.workloads == {"ns-0": 15, "ns-1": 15, "ns-2": 14}
+    assert tally.namespaces() == ["ns-0", "ns-1", "ns-2"]
+    assert tally.need_spec == {"deployments": KIND_IN_FULL_MIN + 2, "statefulsets": 1}
+    assert tally.opted == {"deployments": KIND_IN_FULL_MIN + 3, "statefulsets": 1}
+    assert tally.kinds_in_full() == kinds_to_list_in_full(views, triage) == [DEPLOYMENT]
+    assert tally.reads_estimate([DEPLOYMENT], recorded_by_name=True) == estimate_reads(
+        unread=1, first_sight=KIND_IN_FULL_MIN + 3, by_name=0
+    )
+
+
+def test_an_empty_tally_plans_nothing() -> None:
+    tally = Tally()
+    assert tally.total == 0 and tally.namespaces() == [] and tally.kinds_in_full() == []
+    assert tally.reads_estimate([], recorded_by_name=True) == 0
