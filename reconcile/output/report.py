@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from reconcile.model.bookkeeping import STALLED
-from reconcile.model.workload import Listed
-from reconcile.policy.decision import Action, Decision, Deferral
+from reconcile.output.row import Row
+from reconcile.output.rows import Rows
+from reconcile.policy.decision import Action, Deferral
+
+__all__ = ["Report", "Row", "Rows", "with_status"]
 
 ACTION_ORDER = [a.value for a in Action]
 TEXT_ROWS_IN_FULL = 2000
@@ -26,81 +30,11 @@ QUIET_ACTIONS = frozenset({Action.IN_SYNC.value})
 _ROWS_MARK = "\x00rows\x00"
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    kind: str
-    namespace: str
-    name: str
-    action: str
-    reason: str
-    configs: tuple[str, ...] = ()
-    hash: str | None = None
-    previous: str | None = None
-    rollout_status: str | None = None
-    """complete, progressing or stalled: our unfinished rollout's status read in this pass."""
-    deferral: Deferral | None = None
-    """Why a `deferred` row was left to a later pass (the metric's label; not in the JSON)."""
-
-    @classmethod
-    def of(cls, target: Listed, decision: Decision) -> Row:
-        return cls(
-            kind=target.kind.kind,
-            namespace=target.namespace,
-            name=target.name,
-            action=decision.action.value,
-            reason=decision.reason,
-            configs=decision.configs,
-            hash=decision.config_hash,
-            previous=decision.previous,
-            rollout_status=decision.rollout.status.value if decision.rollout else None,
-            deferral=decision.deferral,
-        )
-
-    @classmethod
-    def scope_failure(cls, kind: str, namespace: str, reason: str) -> Row:
-        """A whole scope (a kind in a namespace, or everywhere) that could not be read: name `*`."""
-        return cls(kind=kind, namespace=namespace, name="*", action=Action.FAILED.value, reason=reason)
-
-    @classmethod
-    def scope_deferred(cls, kind: str, namespace: str, reason: str, why: Deferral) -> Row:
-        """A scope the pass did not reach (its budget ran out, or it was stopped): name `*`."""
-        return cls(
-            kind=kind,
-            namespace=namespace,
-            name="*",
-            action=Action.DEFERRED.value,
-            reason=reason,
-            deferral=why,
-        )
-
-    @property
-    def by_budget(self) -> bool:
-        return self.deferral is Deferral.BUDGET
-
-    @property
-    def stalled(self) -> bool:
-        return self.rollout_status == STALLED
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-            "action": self.action,
-            "reason": self.reason,
-            "configs": list(self.configs),
-            "hash": self.hash,
-            "previous": self.previous,
-        }
-        if self.rollout_status is not None:
-            doc["rollout_status"] = self.rollout_status
-        return doc
-
-
 @dataclass
 class Report:
     dry_run: bool = False
-    rows: list[Row] = field(default_factory=list)
+    rows: Rows = field(default_factory=Rows)
+    """Packed a block at a time (output/rows.py); a list given here is packed too."""
     duration: float = 0.0
     contents_fetched: int = 0
     interrupted: bool = False
@@ -109,7 +43,11 @@ class Report:
     """The time budget ran out: what it did not reach is deferred with the reason `pass budget`."""
     api: dict[str, Any] = field(default_factory=dict)
 
-    def extend(self, rows: list[Row]) -> None:
+    def __post_init__(self) -> None:
+        if not isinstance(self.rows, Rows):
+            self.rows = Rows(self.rows)
+
+    def extend(self, rows: Iterable[Row]) -> None:
         self.rows.extend(rows)
 
     @property
@@ -129,8 +67,11 @@ class Report:
                 counts[row.deferral] += 1
         return counts
 
-    def sorted_rows(self) -> list[Row]:
-        return sorted(self.rows, key=lambda r: (r.namespace, r.kind, r.name))
+    def sorted_rows(self) -> Iterator[Row]:
+        """The rows by namespace, kind and name: their order is sorted, then each row unpacked as it is
+        written, so the rows are never all unpacked at once."""
+        keys = sorted(((r.namespace, r.kind, r.name), i) for i, r in enumerate(self.rows))
+        return (self.rows[i] for _, i in keys)
 
     def summary(self) -> dict[str, int]:
         """Counts derived from the rows alone, so they always add up: `workloads` is the number of rows
@@ -197,7 +138,7 @@ class Report:
         """An aligned table of the workloads (beyond `TEXT_ROWS_IN_FULL`, only those not in sync), then
         a summary line."""
         header = ("ACTION", "KIND", "NAMESPACE", "NAME", "REASON")
-        shown = self.sorted_rows()
+        shown = list(self.sorted_rows())
         lines = []
         if len(shown) > TEXT_ROWS_IN_FULL:
             shown = [r for r in shown if r.action not in QUIET_ACTIONS]

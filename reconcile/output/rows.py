@@ -1,0 +1,132 @@
+"""The rows of a report, held packed: the one thing a pass keeps for every workload until it ends.
+
+A row names its workload, its configs and its hashes: about 500 bytes of Python objects, so ten thousand
+rows would be the largest thing a streamed pass holds (pipeline/streamed.py keeps one namespace of
+everything else). Rows are appended in blocks; a full block is packed (compact JSON, then `zlib` at its
+fastest level), about a tenth of the objects' size, and unpacked only while it is read or one of its rows
+replaced (the rollout checks and the notifier rewrite a few rows by index at the end of a pass). Rows hold
+names and hashes only, never content.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
+
+from reconcile.output.row import Row
+from reconcile.policy.decision import Deferral
+
+BLOCK = 256
+"""Rows per packed block: big enough to compress well, small enough to unpack for one row."""
+
+Packed = tuple[Any, ...]
+
+
+def pack_row(row: Row) -> Packed:
+    deferral = row.deferral.value if row.deferral is not None else None
+    return (
+        row.kind,
+        row.namespace,
+        row.name,
+        row.action,
+        row.reason,
+        row.configs,
+        row.hash,
+        row.previous,
+        row.rollout_status,
+        deferral,
+    )
+
+
+def unpack_row(packed: Sequence[Any]) -> Row:
+    kind, namespace, name, action, reason, configs, hash_, previous, status, deferral = packed
+    return Row(
+        kind,
+        namespace,
+        name,
+        action,
+        reason,
+        tuple(configs),
+        hash_,
+        previous,
+        status,
+        Deferral(deferral) if deferral is not None else None,
+    )
+
+
+class Rows(Sequence[Row]):
+    """A list of rows that keeps all but its last block packed."""
+
+    def __init__(self, rows: Iterable[Row] = ()) -> None:
+        self._blocks: list[bytes] = []
+        self._open: list[Row] = []
+        self._cached: tuple[int, list[Row]] | None = None
+        self.extend(rows)
+
+    def __len__(self) -> int:
+        return len(self._blocks) * BLOCK + len(self._open)
+
+    def append(self, row: Row) -> None:
+        self._open.append(row)
+        if len(self._open) == BLOCK:
+            self._blocks.append(_pack(self._open))
+            self._open = []
+
+    def extend(self, rows: Iterable[Row]) -> None:
+        for row in rows:
+            self.append(row)
+
+    @overload
+    def __getitem__(self, index: int) -> Row: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Row]: ...
+    def __getitem__(self, index: int | slice) -> Row | list[Row]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        block, at = self._locate(index)
+        return self._block(block)[at]
+
+    def __setitem__(self, index: int, row: Row) -> None:
+        block, at = self._locate(index)
+        rows = self._block(block)
+        rows[at] = row
+        if block < len(self._blocks):
+            self._blocks[block] = _pack(rows)
+
+    def __iter__(self) -> Iterator[Row]:
+        for block in range(len(self._blocks)):
+            yield from self._block(block)
+        yield from list(self._open)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Rows, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Rows({list(self)!r})"
+
+    def _locate(self, index: int) -> tuple[int, int]:
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("row index out of range")
+        return divmod(index, BLOCK)
+
+    def _block(self, block: int) -> list[Row]:
+        """The rows of a block: the open one as it is, a packed one unpacked (the last one read is kept
+        unpacked, as reads and rewrites come in runs)."""
+        if block == len(self._blocks):
+            return self._open
+        if self._cached is None or self._cached[0] != block:
+            self._cached = (block, [unpack_row(p) for p in json.loads(zlib.decompress(self._blocks[block]))])
+        return self._cached[1]
+
+
+def _pack(rows: Sequence[Row]) -> bytes:
+    return zlib.compress(json.dumps([pack_row(r) for r in rows], separators=(",", ":")).encode(), 1)

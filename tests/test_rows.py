@@ -1,0 +1,69 @@
+"""A report's rows are held packed a block at a time (output/rows.py): they read back exactly as written,
+a row replaced by index is replaced wherever its block is, and the document written from them is the
+same text as from plain rows."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from reconcile.output.report import Report, Row
+from reconcile.output.rows import BLOCK, Rows, pack_row, unpack_row
+from reconcile.policy.decision import Deferral
+
+
+def row(i: int, **fields: object) -> Row:
+    base: dict[str, object] = {
+        "kind": "Deployment" if i % 3 else "StatefulSet",
+        "namespace": f"team-{i % 7}",
+        "name": f"app-{i:05d}",
+        "action": "in-sync",
+        "reason": "config hash matches",
+        "configs": (f"configmap/cfg-{i}", f"secret/sec-{i}"),
+        "hash": f"{i:016x}",
+    }
+    return Row(**{**base, **fields})  # type: ignore[arg-type]
+
+
+def test_every_field_of_a_row_survives_packing() -> None:
+    full = row(1, previous="ab", rollout_status="stalled", deferral=Deferral.BUDGET, action="deferred")
+    assert unpack_row(json.loads(json.dumps(pack_row(full)))) == full
+    assert unpack_row(json.loads(json.dumps(pack_row(Row("Deployment", "*", "*", "failed", "x"))))).configs == ()
+
+
+def test_rows_read_back_in_order_across_packed_blocks_and_the_open_one() -> None:
+    written = [row(i) for i in range(2 * BLOCK + 17)]
+    rows = Rows(written)
+    assert len(rows) == len(written) and list(rows) == written and rows == written
+    assert rows[0] == written[0] and rows[BLOCK] == written[BLOCK] and rows[-1] == written[-1]
+    assert rows[BLOCK - 2 : BLOCK + 2] == written[BLOCK - 2 : BLOCK + 2]
+    with pytest.raises(IndexError):
+        rows[len(written)]
+
+
+@pytest.mark.parametrize("index", [0, BLOCK - 1, BLOCK, 2 * BLOCK + 3])
+def test_a_row_replaced_by_index_is_replaced_in_its_block(index: int) -> None:
+    written = [row(i) for i in range(2 * BLOCK + 17)]
+    rows = Rows(written)
+    rows[BLOCK + 5]  # another block unpacked last: the replacement must not depend on which
+    rows[index] = row(index, action="rollout", rollout_status="complete")
+    written[index] = row(index, action="rollout", rollout_status="complete")
+    assert list(Rows(list(rows))) == written and rows[index].action == "rollout"
+
+
+def test_the_document_from_packed_rows_is_the_one_from_plain_rows_in_order() -> None:
+    written = [row(i) for i in reversed(range(BLOCK + 40))]
+    report = Report(rows=written)
+    document = json.loads(report.render_json())
+    key = [(r.namespace, r.kind, r.name) for r in written]
+    assert [(w["namespace"], w["kind"], w["name"]) for w in document["workloads"]] == sorted(key)
+    assert document["summary"]["workloads"] == len(written)
+    assert report.to_json() == document
+
+
+def test_packed_rows_take_a_fraction_of_the_objects_memory() -> None:
+    rows = Rows(row(i) for i in range(20 * BLOCK))
+    packed = sum(sys.getsizeof(b) for b in rows._blocks)
+    assert packed / len(rows) < 100  # bytes per row; as objects a row is about 500
