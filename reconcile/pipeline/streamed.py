@@ -95,10 +95,16 @@ class StreamedBatches:
         """The stretch's lists, opened (each sends its first request when first taken from)."""
         selector = workload_selector(self.settings)
         lists = Lists(whole={k.plural for k in self.in_full})
+        # Pages of whole objects are several times the size of metadata pages, and one of each list is
+        # open at once: together they are one page of `pageSize` objects, as when they were read in turn.
+        whole_page = max(1, self.settings.page_size // max(1, len(lists.whole)))
         for kind in self.kinds:
             whole = kind.plural in lists.whole
             pages = self.client.list_items(
-                kind.collection_path(None), field_selector=selector, metadata_only=not whole
+                kind.collection_path(None),
+                field_selector=selector,
+                metadata_only=not whole,
+                limit=whole_page if whole else None,
             )
             lists.streams[kind] = NamespaceStream(pages)
         self.stage.reader.stream_cluster(self.tally.recorded, self.settings.exclude_namespaces)
