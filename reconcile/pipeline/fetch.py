@@ -34,7 +34,7 @@ from reconcile.model.sources import (
     flag_keys,
     read_meta,
 )
-from reconcile.pipeline.stream import NamespaceStream
+from reconcile.pipeline.stream import NamespaceStream, take_each
 from reconcile.policy.reads import FetchMode, Read, choose, choose_cluster_sources
 
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
@@ -152,15 +152,7 @@ class SourceReader:
         cluster-wide lists (`stream_cluster`) show of them, and nothing of the namespaces before it."""
         self._cluster_names = wanted
         self._cluster = {}
-        for kind, stream in list(self._streams.items()):
-            try:
-                items = stream.take(namespace)
-            except PassCut:
-                raise
-            except RehashError as exc:
-                _cluster_list_failed(kind, exc)
-                del self._streams[kind]
-                continue
+        for kind, items in take_each(self._streams, namespace, _cluster_list_failed):
             self._cluster[kind] = self._keep_wanted(kind, items)
 
     def _list_cluster(

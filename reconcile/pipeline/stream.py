@@ -10,9 +10,10 @@ resumes after an expired token (KubeClient.list_items).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
+from reconcile.errors import PassCut, RehashError
 from reconcile.model.order import namespace_order
 
 
@@ -53,3 +54,23 @@ class NamespaceStream:
                 self._over = True
                 raise
         return self._head
+
+
+K = TypeVar("K")
+
+
+def take_each(
+    streams: dict[K, NamespaceStream], namespace: str, failed: Callable[[K, RehashError], None]
+) -> Iterator[tuple[K, list[dict[str, Any]]]]:
+    """The namespace's objects from each of these streams. A stream whose list fails is told to `failed`
+    and left out from then on; the budget's cut (`PassCut`) is raised."""
+    for key, stream in list(streams.items()):
+        try:
+            items = stream.take(namespace)
+        except PassCut:
+            raise
+        except RehashError as exc:
+            failed(key, exc)
+            del streams[key]
+            continue
+        yield key, items

@@ -32,7 +32,7 @@ from reconcile.model.workload import Listed
 from reconcile.output.report import Row
 from reconcile.pipeline.listing import Listing, listed_view, workload_selector
 from reconcile.pipeline.read import ReadStage, keep_wanted
-from reconcile.pipeline.stream import NamespaceStream
+from reconcile.pipeline.stream import NamespaceStream, take_each
 from reconcile.policy.decision import Deferral
 from reconcile.policy.rules import Rules
 from reconcile.policy.tally import Tally
@@ -115,15 +115,7 @@ class StreamedBatches:
         objects the lists of kinds in full gave."""
         workloads: list[Listed] = []
         whole: dict[Kind, list[dict[str, Any]]] = {}
-        for kind, stream in list(lists.streams.items()):
-            try:
-                items = stream.take(namespace)
-            except PassCut:
-                raise
-            except RehashError as exc:
-                self.rows.append(Row.scope_failure(kind.kind, "*", f"list failed: {exc}"))
-                del lists.streams[kind]
-                continue
+        for kind, items in take_each(lists.streams, namespace, self.list_failed):
             if kind.plural in lists.whole:
                 whole[kind] = items
             workloads += [w for item in items if (w := listed_view(item, kind, self.rules.discovery))]
@@ -145,6 +137,9 @@ class StreamedBatches:
         self.stage.prefetched.clear()
         for kind, items in whole.items():
             self.stage.prefetched.update(keep_wanted(items, kind, unseen, self.rules.discovery))
+
+    def list_failed(self, kind: Kind, exc: RehashError) -> None:
+        self.rows.append(Row.scope_failure(kind.kind, "*", f"list failed: {exc}"))
 
     def unreached(self, namespaces: Sequence[str], exc: PassCut) -> None:
         why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET

@@ -82,3 +82,48 @@ def test_a_streamed_pass_lists_each_workload_kind_twice_and_each_source_kind_onc
         listed = [e for e in gets if e.path == path and e.query.get("limit") != "1"]
         assert len(listed) == 1, path
     assert not [e for e in gets if "/namespaces/" in e.path], "a steady pass reads nothing by namespace"
+
+
+SMALL_PAGES = "pageSize: 4\n"
+
+
+# With 4 objects a page the tally lists the 49 Deployments in 13 pages (12 with a `continue` token), so the
+# walk's page N is the (11 + N)th `continue` request of the Deployments. The walk lists them whole (a first
+# install lists them in full), 4 a page: namespace `a-b` (8 of them) is pages 1-2, `a` pages 3-4.
+def walk_page(n: int) -> int:
+    return 11 + n
+
+
+def test_an_expired_token_in_the_walk_resumes_after_the_last_object_taken(cluster: Backend) -> None:
+    seed(cluster)
+    config = cluster.config(SMALL_PAGES)
+    expected = rows(cluster.run("--dry-run", "client", "--config", str(config)))
+    cluster.sim.faults.expire_continue(
+        method="GET", path="^/apis/apps/v1/deployments$", param="continue", nth=walk_page(2)
+    )
+    result = cluster.run("--dry-run", "client", "--config", str(config), env=STREAM)
+    assert sum(r.fired for r in cluster.sim.faults.rules()) == 1
+    assert rows(result) == expected and result.code == 0
+    assert result.report["api"]["retries"].get("410") == 1
+
+
+def test_a_list_that_fails_in_the_walk_fails_its_kind_and_the_walk_goes_on(cluster: Backend) -> None:
+    seed(cluster)
+    config = cluster.config(SMALL_PAGES)
+    cluster.sim.faults.respond(
+        403,
+        reason="Forbidden",
+        method="GET",
+        path="^/apis/apps/v1/deployments$",
+        param="continue",
+        nth=walk_page(4),  # while the walk takes `a`: `a-b` was taken whole before
+    )
+    result = cluster.run("--dry-run", "client", "--config", str(config), env=STREAM)
+    assert result.code == 1
+    failed = [w for w in result.report["workloads"] if w["action"] == "failed"]
+    assert [(w["kind"], w["namespace"], w["name"]) for w in failed] == [("Deployment", "*", "*")]
+    assert "list failed" in failed[0]["reason"] and "403" in failed[0]["reason"]
+    decided = result.actions()
+    assert all(decided[f"StatefulSet/{ns}/store"] == "adopt" for ns in NAMESPACES)
+    deployments = {k.split("/")[1] for k in decided if k.startswith("Deployment/") and not k.endswith("/*")}
+    assert deployments == {"a-b"} and len([k for k in decided if k.startswith("Deployment/a-b/")]) == 8
