@@ -223,9 +223,7 @@ class Writer:
         if row.action == Action.ROLLOUT.value and self.options.dry_run == "none":
             return replace(row, rollout_status=None)
         # Written by this pass's own patch just now (a rollout replaced the record and returned above).
-        written = None
-        if row.action in METADATA_ACTIONS and item.full is not None and decision.observed is not None:
-            written = (item.full, decision.observed)
+        written = restamped(item, row)
         if found.status is RolloutStatus.STALLED and found.record.state == PROGRESSING:
             if self.move(workload, found, STALLED, written):
                 message = stall_message(workload, found, self.now)
@@ -339,3 +337,19 @@ class Writer:
             log.warning("recording an Event on %s failed: %s", target.ref, exc)
             with self._lock:
                 self.event_failures.setdefault(target.namespace, str(exc))
+
+
+def restamped(item: Planned, row: Row) -> tuple[Target, Observed] | None:
+    """The full view and the records this pass's adopt, refresh or notification of the workload just
+    stamped (`row`), which a move of its rollout record stamps again: a Deployment's generation moves
+    with every annotation write. None when the pass wrote no records of it."""
+    observed = item.decision.observed
+    if row.action in METADATA_ACTIONS and item.full is not None and observed is not None:
+        return item.full, observed
+    return None
+
+
+def for_tracking(item: Planned, row: Row) -> Planned:
+    """What `Writer.track` needs of a written workload at the end of the pass: its full view only where
+    the record move stamps it again (`restamped`), so a watched rollout keeps no whole workload."""
+    return item if restamped(item, row) is not None else replace(item, full=None)
