@@ -35,7 +35,7 @@ from reconcile.pipeline.planner import open_stage, plan_batch, redecide, rules_f
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
 from reconcile.pipeline.streamed import StreamedBatches
 from reconcile.pipeline.views import read_objects
-from reconcile.pipeline.write import WriteOptions, Writer, for_tracking
+from reconcile.pipeline.write import WriteOptions, Writer
 from reconcile.policy.decide import Planned, with_rollout
 from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
 from reconcile.policy.priority import health_hold
@@ -238,8 +238,9 @@ class PassWalk:
             if self.budget.stop.is_set():
                 planned = [replace(p, decision=self.stopped(p.decision)) for p in planned]
             rows = self.writer.write_batch(planned)
-            self.report.extend(rows)
-            planned = [for_tracking(item, row) for item, row in zip(planned, rows, strict=True)]
+            kept = [self.writer.for_tracking(item, row) for item, row in zip(planned, rows, strict=True)]
+            self.report.extend(row for _, row in kept)
+            return [Watch(item, base + i) for i, (item, _) in enumerate(kept) if item and needs_watch(item)]
         return [Watch(item, base + i) for i, item in enumerate(planned) if needs_watch(item)]
 
     def deliver_notifications(self) -> frozenset[str]:

@@ -213,6 +213,19 @@ class Writer:
             return Row.of(target.listed, decision)
         raise AssertionError("unreachable")
 
+    def replaced_record(self, row: Row) -> bool:
+        """Whether this pass's own rollout replaced the workload's rollout record: the old record's status
+        no longer applies, and there is nothing to track."""
+        return row.action == Action.ROLLOUT.value and self.options.dry_run == "none"
+
+    def for_tracking(self, item: Planned, row: Row) -> tuple[Planned | None, Row]:
+        """What the rollout checks at the end of the pass need of a written workload (None: nothing, as
+        this pass's rollout replaced its record), and its row as it then stands. The full view is kept only
+        where the record move stamps it again (`restamped`): a watched rollout keeps no whole workload."""
+        if self.replaced_record(row):
+            return None, replace(row, rollout_status=None)
+        return (item if restamped(item, row) is not None else replace(item, full=None)), row
+
     def track(self, item: Planned, row: Row) -> Row:
         """Record what became of our last rollout: `stalled` (then one Event) or `complete`. A rollout
         written in this pass replaces the record, so the old one's status no longer applies."""
@@ -220,7 +233,7 @@ class Writer:
         found = decision.rollout
         if found is None or row.action == Action.FAILED.value:
             return row
-        if row.action == Action.ROLLOUT.value and self.options.dry_run == "none":
+        if self.replaced_record(row):
             return replace(row, rollout_status=None)
         # Written by this pass's own patch just now (a rollout replaced the record and returned above).
         written = restamped(item, row)
@@ -347,9 +360,3 @@ def restamped(item: Planned, row: Row) -> tuple[Target, Observed] | None:
     if row.action in METADATA_ACTIONS and item.full is not None and observed is not None:
         return item.full, observed
     return None
-
-
-def for_tracking(item: Planned, row: Row) -> Planned:
-    """What `Writer.track` needs of a written workload at the end of the pass: its full view only where
-    the record move stamps it again (`restamped`), so a watched rollout keeps no whole workload."""
-    return item if restamped(item, row) is not None else replace(item, full=None)
