@@ -2,8 +2,11 @@
 then the bookkeeping of the rollouts it watches.
 
 The pass lists the opted-in workloads metadata-only, triages them (pure), and walks its scope in batches
-(a namespace, or a slice of a large one). For each batch it reads one snapshot, decides every workload
-from it, and writes the decisions before the next batch is read, so every pass leaves durable progress.
+(a namespace, or a slice of a large one). A whole-cluster pass with more than `streamAbove` of them keeps
+only their tally and walks the cluster namespace by namespace as its lists stream (pipeline/streamed.py),
+so its memory does not grow with the cluster; both walks hand the same batches to the same stages. For
+each batch it reads one snapshot, decides every workload from it, and writes the decisions before the next
+batch is read, so every pass leaves durable progress.
 Only then does it check the status of the rollouts it started and update their records
 (`check_rollouts`): pending work comes first (policy.priority). One `Budget` is asked before every
 request: what it did not reach is `deferred` with the reason `pass budget`, and a pass that may not fit
