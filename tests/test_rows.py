@@ -53,8 +53,11 @@ def test_a_row_replaced_by_index_is_replaced_in_its_block(index: int) -> None:
     assert list(Rows(list(rows))) == written and rows[index].action == "rollout"
 
 
-def test_the_document_from_packed_rows_is_the_one_from_plain_rows_in_order() -> None:
-    written = [row(i) for i in reversed(range(BLOCK + 40))]
+@pytest.mark.parametrize("appended", ["in order", "out of order"])
+def test_the_document_from_packed_rows_is_the_one_from_plain_rows_in_order(appended: str) -> None:
+    written = sorted((row(i) for i in range(BLOCK + 40)), key=lambda r: (r.namespace, r.kind, r.name))
+    if appended == "out of order":
+        written = [*written[BLOCK:], *written[:BLOCK]]
     report = Report(rows=written)
     document = json.loads(report.render_json())
     key = [(r.namespace, r.kind, r.name) for r in written]

@@ -68,9 +68,12 @@ class Report:
         return counts
 
     def sorted_rows(self) -> Iterator[Row]:
-        """The rows by namespace, kind and name: their order is sorted, then each row unpacked as it is
-        written, so the rows are never all unpacked at once."""
-        keys = sorted(((r.namespace, r.kind, r.name), i) for i, r in enumerate(self.rows))
+        """The rows by namespace, kind and name, each unpacked as it is written, so the rows are never all
+        unpacked at once. A pass appends them in that order but for its scope rows and a rotated start:
+        rows already in order are read as they are, others through a sorted index of their keys."""
+        if _in_order(self.rows):
+            return iter(self.rows)
+        keys = sorted((_sort_key(r), i) for i, r in enumerate(self.rows))
         return (self.rows[i] for _, i in keys)
 
     def summary(self) -> dict[str, int]:
@@ -163,6 +166,20 @@ class Report:
             cut = f" (time budget spent: {self.budget_deferred} deferred to the next pass)"
         body = ", ".join(parts) if parts else "nothing to do"
         return f"{counts['workloads']} workloads: {body}{stalled}{mode}{cut} in {self.duration:.2f}s"
+
+
+def _sort_key(row: Row) -> tuple[str, str, str]:
+    return row.namespace, row.kind, row.name
+
+
+def _in_order(rows: Iterable[Row]) -> bool:
+    previous: tuple[str, str, str] | None = None
+    for row in rows:
+        key = _sort_key(row)
+        if previous is not None and key < previous:
+            return False
+        previous = key
+    return True
 
 
 def with_status(row: Row) -> str:
