@@ -353,7 +353,7 @@ class Settings:
         500, "Objects per list page (1-5000).", READING, v.integer(minimum=1, maximum=5000), ("pageSize",)
     )
     stream_above: int = setting(
-        1500,
+        1000,
         "Opted-in workloads a whole-cluster pass holds from its listing; above this many it walks the "
         "cluster namespace by namespace as its lists stream (0: always).",
         READING,
