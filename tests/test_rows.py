@@ -30,7 +30,9 @@ def row(i: int, **fields: object) -> Row:
 def test_every_field_of_a_row_survives_packing() -> None:
     full = row(1, previous="ab", rollout_status="stalled", deferral=Deferral.BUDGET, action="deferred")
     assert unpack_row(json.loads(json.dumps(pack_row(full)))) == full
-    assert unpack_row(json.loads(json.dumps(pack_row(Row("Deployment", "*", "*", "failed", "x"))))).configs == ()
+    assert (
+        unpack_row(json.loads(json.dumps(pack_row(Row("Deployment", "*", "*", "failed", "x"))))).configs == ()
+    )
 
 
 def test_rows_read_back_in_order_across_packed_blocks_and_the_open_one() -> None:
