@@ -132,6 +132,8 @@ class SourceReader:
         """`survey_cluster` for a pass that walks the cluster namespace by namespace: open the cluster-wide
         list of each kind whose `wanted` referenced sources make it the cheaper way; `follow` then keeps
         each namespace's share of it as the walk reaches that namespace."""
+        # Lists of an earlier stretch of the walk are past the namespaces a new stretch starts with.
+        self._streams = {}
         if self.mode != "auto":
             return
         for kind, count in sorted(wanted.items()):

@@ -21,6 +21,7 @@ from reconcile.model.workload import Listed, Target, read_listed, read_target
 from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
+from reconcile.pipeline.stream import NamespaceStream
 from tests.e2e.conftest import configmap, cronjob, deployment, env_from, env_key, secret
 from tests.stages.http import (
     CONFIGMAPS,
@@ -313,3 +314,14 @@ def test_a_failed_list_of_a_namespace_fails_each_workload_it_was_to_read(
     views = stage.read_views([listed(workload("a")), listed(workload("b"))])
     assert calls(mock) == [f"GET {DEPLOYS}?limit=500"]
     assert sorted(views.failed) == ["uid-a", "uid-b"] and views.targets == []
+
+
+def test_a_new_stretch_of_a_streamed_walk_keeps_no_list_of_the_last_one(stage: ReadStage) -> None:
+    """A list left from the stretch before has passed the namespaces the new one starts with: were it kept
+    where the new stretch opens none for its kind, it would show their sources as absent."""
+    reader = stage.reader
+    reader._streams = {"configmap": NamespaceStream(iter([configmap("app", {"k": "v"}, ns="b")]))}
+    reader._streams["configmap"].take("b")
+    reader.stream_cluster({})  # nothing wanted: no list opened, no request
+    reader.follow("a", {("a", "configmap"): frozenset({"app"})})
+    assert reader._streams == {} and reader._cluster == {}
