@@ -16,7 +16,7 @@ from reconcile.model.order import namespace_order
 from reconcile.pipeline.stream import NamespaceStream
 from reconcile.policy.reads import KIND_IN_FULL_MIN, estimate_reads
 from reconcile.policy.tally import Tally, tally_of
-from reconcile.policy.triage import kinds_to_list_in_full, triage_listed
+from reconcile.policy.triage import triage_listed
 from tests.test_triage import listed
 
 NAME = st.from_regex(r"[a-z]([a-z0-9-]{0,6}[a-z0-9])?", fullmatch=True)
@@ -89,7 +89,7 @@ def test_the_tally_counts_what_triage_says_each_workload_needs() -> None:
     assert tally.namespaces() == ["ns-0", "ns-1", "ns-2"]
     assert tally.need_spec == {"deployments": KIND_IN_FULL_MIN + 2, "statefulsets": 1}
     assert tally.opted == {"deployments": KIND_IN_FULL_MIN + 3, "statefulsets": 1}
-    assert tally.kinds_in_full() == kinds_to_list_in_full(views, triage) == [DEPLOYMENT]
+    assert tally.kinds_in_full() == [DEPLOYMENT]
     assert tally.reads_estimate([DEPLOYMENT], recorded_by_name=True) == estimate_reads(
         unread=1, first_sight=KIND_IN_FULL_MIN + 3, by_name=0
     )

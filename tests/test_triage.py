@@ -10,10 +10,10 @@ from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.workload import Listed, read_listed
 from reconcile.policy.reads import KIND_IN_FULL_MIN as FULL_LIST_MIN
+from reconcile.policy.tally import tally_of
 from reconcile.policy.triage import (
     BATCH_SIZE,
     Triage,
-    kinds_to_list_in_full,
     plan_batches,
     rotate,
     rotation_start,
@@ -54,9 +54,10 @@ def test_a_kind_is_listed_in_full_only_when_most_of_its_workloads_need_their_spe
     many = [listed(f"d{i}") for i in range(FULL_LIST_MIN + 1)]
     few = [listed(f"s{i}", kind=STATEFULSET) for i in range(3)]
     every = frozenset(w.uid for w in many + few)
-    assert kinds_to_list_in_full(many + few, Triage({}, frozenset(), every)) == [DEPLOYMENT]
-    half = frozenset(w.uid for w in many[: len(many) // 2])
-    assert kinds_to_list_in_full(many, Triage({}, frozenset(), half)) == []
+    assert tally_of(many + few, Triage({}, frozenset(), every)).kinds_in_full() == [DEPLOYMENT]
+    half = len(many) // 2
+    trusted, need_spec = (frozenset(w.uid for w in part) for part in (many[half:], many[:half]))
+    assert tally_of(many, Triage({}, trusted, need_spec)).kinds_in_full() == []
 
 
 def test_rotation_starts_at_zero_for_a_single_batch_and_stays_in_range() -> None:

@@ -28,8 +28,8 @@ from reconcile.output.report import Row
 from reconcile.pipeline.stream import namespace_of
 from reconcile.policy.decision import Decision, Deferral
 from reconcile.policy.sharding import WorkloadKey, plan_shards
-from reconcile.policy.tally import Tally
-from reconcile.policy.triage import Need, triage_one
+from reconcile.policy.tally import Tally, tally_of
+from reconcile.policy.triage import Need, Triage, triage_of, triage_one
 
 log = logging.getLogger(__name__)
 
@@ -80,13 +80,16 @@ class Listing:
     listed_kinds: list[Kind] = field(default_factory=list)
     """The kinds whose list completed."""
     hold_at_most: int | None = None
+    needs: dict[str, Decision | Need] = field(default_factory=dict)
+    """uid -> what triage said of each held view."""
 
     def keep(self, workload: Listed, need: Decision | Need) -> None:
-        """Tally an opted-in workload, and hold its view unless the listing streams."""
+        """Tally an opted-in workload, and hold its view (and what it needs) unless the listing streams."""
         self.tally.add(workload, need)
         if self.streamed:
             return
         self.workloads.append(workload)
+        self.needs[workload.uid] = need
         if self.hold_at_most is not None and len(self.workloads) > self.hold_at_most:
             log.info(
                 "more than %d opted-in workloads (streamAbove): the pass walks the cluster namespace by "
@@ -95,6 +98,17 @@ class Listing:
             )
             self.streamed = True
             self.workloads.clear()
+            self.needs.clear()
+
+    def triage(self) -> Triage:
+        """The triage of the held views, each triaged once as it was listed."""
+        return triage_of(self.needs.items())
+
+    def keep_share(self, shard: Shard) -> None:
+        """Keep only `shard`'s share of the held views, and count only those."""
+        self.workloads = shard_share(self.workloads, shard)
+        self.needs = {w.uid: self.needs[w.uid] for w in self.workloads}
+        self.tally = tally_of(self.workloads, self.triage())
 
 
 def list_targets(
@@ -108,7 +122,7 @@ def list_targets(
         if list_kind(settings, client, discovery, kind, scope, into=listing, key_fingerprint=key_fingerprint):
             listing.listed_kinds.append(kind)
     if settings.shard is not None:
-        listing.workloads = shard_share(listing.workloads, settings.shard)
+        listing.keep_share(settings.shard)
     return listing
 
 

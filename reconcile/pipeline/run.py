@@ -28,11 +28,12 @@ from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.model.annotations import Annotations
+from reconcile.model.kinds import Kind
 from reconcile.model.rollouts import watched
 from reconcile.model.workload import Listed, status_view
 from reconcile.output.report import Report, Row
 from reconcile.pipeline.budget import Budget
-from reconcile.pipeline.listing import covers_whole_cluster, list_targets
+from reconcile.pipeline.listing import Listing, covers_whole_cluster, list_targets
 from reconcile.pipeline.notifier import Notifier
 from reconcile.pipeline.planner import open_stage, plan_batch, redecide, rules_for
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
@@ -44,15 +45,13 @@ from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, defer_f
 from reconcile.policy.priority import health_hold
 from reconcile.policy.reads import estimate_reads, request_seconds, requests_to_read
 from reconcile.policy.rules import Rules
-from reconcile.policy.tally import Tally, tally_of
+from reconcile.policy.tally import Tally
 from reconcile.policy.triage import (
     Batch,
     Triage,
-    kinds_to_list_in_full,
     plan_batches,
     rotate,
     rotation_start,
-    triage_listed,
     wanted_sources,
 )
 
@@ -125,7 +124,7 @@ class PassWalk:
             batches = self.plan_streamed(streamed, epoch)
         else:
             total = len(listing.workloads)
-            batches = self.plan_held(listing.workloads, epoch)
+            batches = self.plan_held(listing, epoch)
         done = 0
         watches: list[Watch] = []
         for batch, triage in batches:
@@ -142,11 +141,11 @@ class PassWalk:
         self.report.budget_exhausted = self.budget.exhausted
         self.report.interrupted = self.budget.stop.is_set()
 
-    def plan_held(self, listed: Sequence[Listed], epoch: float) -> Iterator[tuple[Batch, Triage]]:
-        """The batches of a pass that holds its listing, planned from the views."""
-        triage = triage_listed(listed, self.rules.fingerprint)
-        self.hold_for_health(tally_of(listed, triage))
-        self.prepare(listed, triage)
+    def plan_held(self, listing: Listing, epoch: float) -> Iterator[tuple[Batch, Triage]]:
+        """The batches of a pass that holds its listing, planned from its views and their tally."""
+        listed, triage = listing.workloads, listing.triage()
+        self.hold_for_health(listing.tally)
+        self.prepare(listed, triage, listing.tally.kinds_in_full())
         batches = plan_batches(listed)
         start = 0
         if self.may_not_fit(self.held_estimate(listed, triage)):
@@ -166,14 +165,14 @@ class PassWalk:
             log.info("the pass may not fit its budget: starting at namespace %d of %d", start, count)
         return streamed.batches(start)
 
-    def prepare(self, listed: Sequence[Listed], triage: Triage) -> None:
+    def prepare(self, listed: Sequence[Listed], triage: Triage, kinds: Sequence[Kind]) -> None:
         """Reads that serve many batches: full lists (cluster-wide, or per namespace under -n) of kinds most
         of whose workloads need their spec, and in a whole-cluster pass cluster-wide source metadata for the
         workloads confirmable from their records; the reader learns what each namespace will want."""
         wanted = wanted_sources(listed, triage)
         self.stage.reader.expect({key: len(names) for key, names in wanted.items()})
         try:
-            if kinds := kinds_to_list_in_full(listed, triage):
+            if kinds:
                 unseen = {w.uid: w for w in listed if w.uid in triage.need_spec}
                 # Scoped by -n: one list per namespace, not per batch of a large one; else cluster-wide.
                 scopes: Sequence[str | None] = [None]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -69,17 +69,21 @@ def triage_one(workload: Listed, key_fingerprint: str) -> Decision | Need:
 
 
 def triage_listed(listed: Iterable[Listed], key_fingerprint: str) -> Triage:
+    return triage_of((workload.uid, triage_one(workload, key_fingerprint)) for workload in listed)
+
+
+def triage_of(needs: Iterable[tuple[str, Decision | Need]]) -> Triage:
+    """The triage of workloads (by uid) from what `triage_one` said of each."""
     settled: dict[str, Decision] = {}
     trusted: set[str] = set()
     need_spec: set[str] = set()
-    for workload in listed:
-        need = triage_one(workload, key_fingerprint)
+    for uid, need in needs:
         if isinstance(need, Decision):
-            settled[workload.uid] = need
+            settled[uid] = need
         elif need is Need.METADATA:
-            trusted.add(workload.uid)
+            trusted.add(uid)
         else:
-            need_spec.add(workload.uid)
+            need_spec.add(uid)
     return Triage(settled, frozenset(trusted), frozenset(need_spec))
 
 
@@ -111,19 +115,6 @@ def rotation_start(count: int, epoch_seconds: float, slot_seconds: float) -> int
 
 def rotate(batches: Sequence[Batch], start: int) -> list[Batch]:
     return [*batches[start:], *batches[:start]]
-
-
-def kinds_to_list_in_full(listed: Iterable[Listed], triage: Triage) -> list[Kind]:
-    """Kinds most of whose opted-in workloads need their whole object: one paged list beats a GET each."""
-    opted: Counter[str] = Counter()
-    needing: Counter[str] = Counter()
-    kinds: dict[str, Kind] = {}
-    for workload in listed:
-        kinds[workload.kind.plural] = workload.kind
-        opted[workload.kind.plural] += 1
-        if workload.uid in triage.need_spec:
-            needing[workload.kind.plural] += 1
-    return choose_kinds_in_full(kinds, opted, needing)
 
 
 def choose_kinds_in_full(
