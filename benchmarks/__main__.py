@@ -41,6 +41,8 @@ TOOLS = ("kube-rehash", "naive", "floor")
 LIST_MODE = "kube-rehash-list"
 GET_MODE = "kube-rehash-get"
 MODES = {LIST_MODE: "list", GET_MODE: "get"}
+# The memory run's results (`make bench` writes them after the run of record): the chart's peak RSS panel.
+MEMORY_RESULTS = Path("benchmarks/results-memory.json")
 
 
 def commands(sim: SimulatorProcess, config: Path, references: Path) -> dict[str, list[str]]:
@@ -278,6 +280,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
     parser.add_argument("--chart", type=Path, default=None, help="draw the chart here (needs matplotlib)")
+    parser.add_argument(
+        "--performance-chart",
+        nargs=2,
+        type=Path,
+        metavar=("RESULTS", "PNG"),
+        default=None,
+        help="with --memory: redraw the run of record's chart PNG from RESULTS (its JSON) with this run's "
+        "peak RSS panel",
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args(argv)
     low, high = (int(x) for x in args.helm_kb.split("-"))
@@ -356,8 +367,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.chart is not None:
         from benchmarks.chart import draw
 
-        draw(results, args.chart)
-        print(f"chart: {args.chart}")
+        memory = MEMORY_RESULTS.exists() and json.loads(MEMORY_RESULTS.read_text()).get("memory")
+        draw(results, args.chart, memory=memory or None)
+        print(f"chart: {args.chart}" + (f" (peak RSS from {MEMORY_RESULTS})" if memory else ""))
     return 0
 
 
@@ -385,6 +397,12 @@ def memory_main(args: argparse.Namespace, base: Shape, results: dict[str, Any]) 
 
         draw_memory(results["memory"], args.chart)
         print(f"chart: {args.chart}")
+    if args.performance_chart is not None:
+        from benchmarks.chart import draw
+
+        record, png = args.performance_chart
+        draw(json.loads(record.read_text()), png, memory=results["memory"])
+        print(f"chart: {png} (the run of record {record}, with this run's peak RSS)")
     return 0
 
 
