@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Any
 
 from reconcile import __version__
+from reconcile.cli.allocator import tune_allocator
 from reconcile.cli.connect import connect, read_hash_key
 from reconcile.config.fields import FLAGS, Commands
 from reconcile.config.settings import CONFIG_ENV, Settings, load_settings
@@ -123,6 +124,7 @@ def load(args: argparse.Namespace, **forced: object) -> Settings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    tune_allocator()  # before any thread starts (reconcile/cli/allocator.py)
     args = build_parser(program_name(sys.argv[0])).parse_args(argv)
     setup_logging(getattr(args, "log_format", "text"), getattr(args, "verbosity", 0))
     try:
