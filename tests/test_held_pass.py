@@ -10,28 +10,26 @@ from typing import Any
 
 import pytest
 
-from reconcile.config.settings import Settings, Shard
-from reconcile.kube.auth import AuthOptions, load_credentials
-from reconcile.kube.client import KubeClient
+from reconcile.config.settings import Shard
 from reconcile.output.report import Report
-from reconcile.pipeline.run import run_pass
 from reconcile.policy import triage
 from rehash_simulator import Simulator
 from tests.e2e.conftest import configmap, deployment, env_from
+from tests.reliability.helpers import in_process_pass
 
 NAMESPACES = ("a", "b", "c")
 PER_NAMESPACE = 5
 
 
 @pytest.fixture
-def kubeconfig(tmp_path: Path) -> Iterator[Path]:
+def cluster(tmp_path: Path) -> Iterator[tuple[Simulator, Path]]:
     with Simulator().start() as simulator:
         for ns in NAMESPACES:
             simulator.store.create_many(
                 [configmap("app", {"v": "1"}, ns=ns)]
                 + [deployment(f"web-{i}", env_from("configmap", "app"), ns=ns) for i in range(PER_NAMESPACE)]
             )
-        yield simulator.write_kubeconfig(tmp_path / "kubeconfig")
+        yield simulator, simulator.write_kubeconfig(tmp_path / "kubeconfig")
 
 
 @pytest.fixture
@@ -48,33 +46,29 @@ def triaged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def run(kubeconfig: Path, **settings: Any) -> Report:
-    client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
-    try:
-        return run_pass(Settings(kubeconfig=str(kubeconfig), timeout=60.0, **settings), client)
-    finally:
-        client.close()
+def run(cluster: tuple[Simulator, Path], **settings: Any) -> Report:
+    return in_process_pass(*cluster, **settings)
 
 
 def test_a_held_pass_triages_each_workload_once_from_first_install_to_steady(
-    kubeconfig: Path, triaged: list[str]
+    cluster: tuple[Simulator, Path], triaged: list[str]
 ) -> None:
     total = len(NAMESPACES) * PER_NAMESPACE
-    first = run(kubeconfig)
+    first = run(cluster)
     assert [r.action for r in first.rows] == ["adopt"] * total
     assert len(triaged) == len(set(triaged)) == total
     triaged.clear()
-    steady = run(kubeconfig)
+    steady = run(cluster)
     assert {r.action for r in steady.rows} == {"in-sync"} and len(steady.rows) == total
     assert len(triaged) == len(set(triaged)) == total
 
 
 def test_a_shard_triages_every_listed_workload_once_and_plans_only_its_share(
-    kubeconfig: Path, triaged: list[str]
+    cluster: tuple[Simulator, Path], triaged: list[str]
 ) -> None:
-    run(kubeconfig)
+    run(cluster)
     triaged.clear()
-    shares = [run(kubeconfig, shard=Shard(index, 2)) for index in range(2)]
+    shares = [run(cluster, shard=Shard(index, 2)) for index in range(2)]
     total = len(NAMESPACES) * PER_NAMESPACE
     # Every shard lists (and so triages) every opted-in workload, once, to compute the same split.
     assert len(triaged) == 2 * total and len(set(triaged)) == total
