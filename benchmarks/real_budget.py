@@ -25,6 +25,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchmarks.kubeconfig import session_for
+from benchmarks.real import Loader, settle, write_kubeconfig
 from tests.cluster.controlplane import ControlPlane, control_plane
 
 MAX_PASSES = 40
@@ -116,20 +118,13 @@ def replica_sets(cp: ControlPlane, namespaces: int) -> Counter[str]:
     return owned
 
 
-def wait_rolled_out(cp: ControlPlane, namespaces: int, limit: float = 180.0) -> None:
-    """Until every Deployment's controller observed its latest spec and updated its status."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        behind = 0
-        for n in range(namespaces):
-            for item in cp.api("GET", f"/apis/apps/v1/namespaces/mass-{n}/deployments")["items"]:
-                behind += (item.get("status") or {}).get("observedGeneration", 0) < item["metadata"][
-                    "generation"
-                ]
-        if not behind:
-            return
-        time.sleep(1.0)
-    raise RuntimeError(f"Deployments not rolled out after {limit:.0f} s")
+def loader_for(cp: ControlPlane, workdir: Path) -> Loader:
+    """The real-server benchmark's admin loader, so its `settle` (every workload's spec observed by its
+    controller) is the one this script waits with."""
+    token = cp.tokens["admin"]
+    admin = write_kubeconfig(workdir / "admin.kubeconfig", cp.server, Path(cp.ca), token, "admin")
+    session, server = session_for(admin)
+    return Loader(session, server)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     log = lambda line: print(line, flush=True)  # noqa: E731
-    with control_plane() as cp:
+    with control_plane() as cp, tempfile.TemporaryDirectory(prefix="kube-rehash-real-budget-") as tmp:
         started = time.monotonic()
+        load = loader_for(cp, Path(tmp))
         deployments = seed(cp, args.namespaces, args.per_namespace)
         total = len(deployments)
         log(
@@ -151,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             f"in {args.namespaces} namespaces"
         )
         adopting = converge(cp, args.timeout, log)
-        wait_rolled_out(cp, args.namespaces)
+        settle(load, timeout=180.0)
         before = replica_sets(cp, args.namespaces)
         for n in range(args.namespaces):
             cp.api(
@@ -162,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         log("[real budget] the shared Secret rotated in every namespace")
         passes = converge(cp, args.timeout, log)
-        wait_rolled_out(cp, args.namespaces)
+        settle(load, timeout=180.0)
         after = replica_sets(cp, args.namespaces)
     counts = [len(p["rolled"]) for p in passes]
     each = Counter(name for p in passes for name in p["rolled"])
