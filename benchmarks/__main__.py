@@ -367,8 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.chart is not None:
         from benchmarks.chart import draw
 
-        memory = MEMORY_RESULTS.exists() and json.loads(MEMORY_RESULTS.read_text()).get("memory")
-        draw(results, args.chart, memory=memory or None)
+        memory = json.loads(MEMORY_RESULTS.read_text()).get("memory") if MEMORY_RESULTS.exists() else None
+        draw(results, args.chart, memory=memory)
         print(f"chart: {args.chart}" + (f" (peak RSS from {MEMORY_RESULTS})" if memory else ""))
     return 0
 
