@@ -99,3 +99,15 @@ def test_an_empty_tally_plans_nothing() -> None:
     tally = Tally()
     assert tally.total == 0 and tally.namespaces() == [] and tally.kinds_in_full() == []
     assert tally.reads_estimate([], recorded_by_name=True) == 0
+
+
+def test_a_list_out_of_key_order_is_noticed_once_drained_and_a_sorted_one_is_not() -> None:
+    unsorted = NamespaceStream(iter([item("a", "1"), item("c", "3"), item("b", "2")]))
+    assert [o["metadata"]["name"] for o in unsorted.take("a")] == ["1"]
+    assert not unsorted.disordered
+    unsorted.drain()
+    assert unsorted.disordered
+    ordered = NamespaceStream(iter(in_key_order({("a", "1"), ("a", "0"), ("b", "2"), ("c", "3")})))
+    ordered.take("a")
+    ordered.drain()
+    assert not ordered.disordered

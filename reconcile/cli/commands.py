@@ -108,6 +108,11 @@ def build_parser(prog: str = "kube-rehash") -> argparse.ArgumentParser:
     simulate.add_argument("--kubeconfig-out", metavar="FILE", default="kube-rehash-sim.kubeconfig")
     simulate.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
     simulate.add_argument("--seed-demo", action="store_true", help="load the demo's small app")
+    simulate.add_argument(
+        "--unsorted-lists",
+        action="store_true",
+        help="list objects out of key order, as some servers do (a client must not rely on it)",
+    )
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -149,7 +154,12 @@ def dispatch(args: argparse.Namespace) -> int:
     if command == "simulate":
         from reconcile.cli.demo import serve_simulator
 
-        return serve_simulator(Path(args.kubeconfig_out), port=args.port, seed_demo_app=args.seed_demo)
+        return serve_simulator(
+            Path(args.kubeconfig_out),
+            port=args.port,
+            seed_demo_app=args.seed_demo,
+            unsorted_lists=args.unsorted_lists,
+        )
     if command == "explain":
         return cmd_explain(args)
     forced: dict[str, object] = {"dry_run": "client"} if command == "plan" else {}

@@ -203,13 +203,16 @@ def run_demo(*, quiet: bool = False) -> int:
     return EXIT_OK if ok else EXIT_FAILED
 
 
-def serve_simulator(kubeconfig_out: Path, *, port: int = 0, seed_demo_app: bool = False) -> int:
+def serve_simulator(
+    kubeconfig_out: Path, *, port: int = 0, seed_demo_app: bool = False, unsorted_lists: bool = False
+) -> int:
     """Serve the simulator until SIGINT/SIGTERM, with a kubeconfig (CA data and a token) written for it."""
     simulator = simulator_class("simulate")
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
     with simulator(port=port).start() as sim:
+        sim.store.unsorted_lists = unsorted_lists
         if seed_demo_app:
             seed_demo(sim)
         path = sim.write_kubeconfig(kubeconfig_out)

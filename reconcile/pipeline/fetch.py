@@ -85,6 +85,9 @@ class SourceReader:
         # In a pass that walks the cluster namespace by namespace: the open cluster-wide lists, per kind,
         # of which `_cluster` holds the current namespace's share (`stream_cluster`, `follow`).
         self._streams: dict[str, NamespaceStream] = {}
+        # Whether `_cluster` comes from such streams: what they did not show may still exist (a list not in
+        # key order shows an object after its namespace was passed), so absence is confirmed by name.
+        self._streamed = False
         # This pass's lists of the current namespace (kind -> name -> metadata): its later batches reuse
         # them. Only one namespace is kept (batches come namespace by namespace), so memory stays bounded.
         self._lists: dict[tuple[str, str], dict[str, SourceMeta]] = {}
@@ -154,8 +157,15 @@ class SourceReader:
         cluster-wide lists (`stream_cluster`) show of them, and nothing of the namespaces before it."""
         self._cluster_names = wanted
         self._cluster = {}
+        self._streamed = True
         for kind, items in take_each(self._streams, namespace, _cluster_list_failed):
             self._cluster[kind] = self._keep_wanted(kind, items)
+            if self._streams[kind].disordered:
+                log.warning(
+                    "the cluster-wide list of %ss is not in key order; reading them namespace by namespace",
+                    kind,
+                )
+                del self._streams[kind]
 
     def _list_cluster(
         self, kind: str, wanted: int, exclude: Collection[str]
@@ -238,7 +248,8 @@ class SourceReader:
     def _from_cluster(self, result: NamespaceSources, kind: str, names: set[str]) -> bool:
         """Settle `names` from the cluster-wide list when it covered every one of them (it kept only the
         names the pass wanted): found, or absent; a Secret the list did not show may be a Helm release the
-        list filtered out, so it is confirmed by name. False: the namespace survey reads them."""
+        list filtered out, and a list streamed a namespace at a time may show an object late, so those are
+        confirmed by name. False: the namespace survey reads them."""
         cluster = self._cluster.get(kind)
         kept = self._cluster_names.get((result.namespace, kind), ())
         if cluster is None or not names or not names <= set(kept):
@@ -246,7 +257,7 @@ class SourceReader:
         listed = cluster.get(result.namespace, {})
         result.found.update({SourceKey(kind, n): listed[n] for n in names if n in listed})
         missing = {n for n in names if n not in listed}
-        if kind == "secret":
+        if kind == "secret" or self._streamed:
             self._get_each(result, kind, missing, content=False)
         else:
             result.absent |= {SourceKey(kind, n) for n in missing}

@@ -6,6 +6,12 @@ that walks the cluster namespace by namespace (pipeline/streamed.py) opens one l
 and takes each namespace's objects from all of them in step; only the page each list is on, and the
 objects of the namespace being walked, are held. The list's own pager asks the budget for each page and
 resumes after an expired token (KubeClient.list_items).
+
+That order is checked, never trusted: an older watch cache or an aggregated API may list in another order,
+and an object passed by because it sorted before the namespace being walked would vanish from the pass.
+Each stream notes when an object sorts before the one read just before it (`disordered`), and `drain`
+reads what is left once the walk is over, so a disorder anywhere in the list is seen; the walk then
+recovers what it passed by (pipeline/streamed.py) instead of dropping it.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ class NamespaceStream:
         self._items = items
         self._head: dict[str, Any] | None = None
         self._over = False
+        self._last = ""
+        self.disordered = False
+        """An object came after one that sorts after it: the list is not in key order."""
 
     def take(self, namespace: str) -> list[dict[str, Any]]:
         """The objects of `namespace`, passing by those of the namespaces before it. What the list raises
@@ -44,10 +53,20 @@ class NamespaceStream:
             self._head = None
         return taken
 
+    def drain(self) -> None:
+        """Read the rest of the list, only to learn whether it was in key order: the walk is over. On a
+        sorted list this is usually the page already read; what the list raises is raised here."""
+        while self._peek() is not None:
+            self._head = None
+
     def _peek(self) -> dict[str, Any] | None:
         if self._head is None and not self._over:
             try:
                 self._head = next(self._items)
+                at = namespace_order(namespace_of(self._head))
+                if at < self._last:
+                    self.disordered = True
+                self._last = max(self._last, at)
             except StopIteration:
                 self._over = True
             except BaseException:

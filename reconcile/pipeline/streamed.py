@@ -15,6 +15,10 @@ before it, and the namespaces after the end are reached by lists opened again fr
 that fails leaves its kind out of the rest of the walk (a failed scope row, as when listing); when the
 budget runs out or the pass is stopped between namespaces, each namespace not reached is one deferred
 row, with the number of its opted-in workloads (the walk never saw their views).
+
+The walk relies on the lists' key order but checks it (pipeline/stream.py): when a workload list turns out
+not to be in key order, the walk ends by listing that kind again, held, and deciding the workloads it had
+passed by, so no opted-in workload goes without a row, whatever order the server lists in.
 """
 
 from __future__ import annotations
@@ -67,6 +71,9 @@ class StreamedBatches:
         self.in_full = [k for k in self.tally.kinds_in_full() if k in self.kinds]
         self.rows: list[Row] = []
         """Failed lists of the walk, and the namespaces it did not reach."""
+        self.seen: set[str] = set()
+        """Uids of the workloads the walk took: what a list out of key order passed by is the rest."""
+        self.disordered: set[Kind] = set()
 
     def batches(self, start: int = 0) -> Iterator[tuple[Batch, Triage]]:
         """Every namespace with opted-in workloads from the `start`-th in list order, then those before it."""
@@ -87,6 +94,66 @@ class StreamedBatches:
                     self.prepare(namespace, workloads, triage, whole)
                 except PassCut as exc:
                     self.unreached([*stretch[i:], *(ns for s in stretches[at + 1 :] for ns in s)], exc)
+                    return
+                for batch in plan_batches(workloads):
+                    yield batch, triage
+            try:
+                self.check_order(lists, drain=at == 0)
+            except PassCut:
+                return
+        yield from self.recover()
+
+    def check_order(self, lists: Lists, *, drain: bool) -> None:
+        """Note the workload lists that were not in key order. The first stretch's lists are read to
+        their end (the walk passed by the namespaces before its start, so they have seen every object)."""
+        for kind, stream in list(lists.streams.items()):
+            if drain:
+                try:
+                    stream.drain()
+                except PassCut:
+                    raise
+                except RehashError as exc:
+                    self.list_failed(kind, exc)
+                    continue
+            if stream.disordered:
+                self.disordered.add(kind)
+
+    def recover(self) -> Iterator[tuple[Batch, Triage]]:
+        """The workloads that lists out of key order passed by: each such kind listed again, held, and its
+        workloads the walk did not take decided namespace by namespace."""
+        for kind in sorted(self.disordered, key=lambda k: k.plural):
+            log.warning(
+                "the cluster-wide list of %s is not in key order: listing it again to decide the "
+                "workloads the walk passed by",
+                kind.plural,
+            )
+            missed: dict[str, list[Listed]] = {}
+            try:
+                for item in self.client.list_items(
+                    kind.collection_path(None),
+                    field_selector=workload_selector(self.settings),
+                    metadata_only=True,
+                ):
+                    view = listed_view(item, kind, self.rules.discovery)
+                    if view is not None and view.uid not in self.seen:
+                        missed.setdefault(view.namespace, []).append(view)
+            except PassCut as exc:
+                why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
+                reason = f"{exc}; its list was not in key order and was not read again"
+                self.rows.append(Row.scope_deferred(kind.kind, "*", reason, why))
+                return
+            except RehashError as exc:
+                self.list_failed(kind, exc)
+                continue
+            namespaces = sorted(missed)
+            for i, namespace in enumerate(namespaces):
+                workloads = missed[namespace]
+                self.seen.update(w.uid for w in workloads)
+                triage = triage_listed(workloads, self.rules.fingerprint)
+                try:
+                    self.prepare(namespace, workloads, triage, {})
+                except PassCut as exc:
+                    self.passed_by({ns: len(missed[ns]) for ns in namespaces[i:]}, exc)
                     return
                 for batch in plan_batches(workloads):
                     yield batch, triage
@@ -119,6 +186,7 @@ class StreamedBatches:
             if kind.plural in lists.whole:
                 whole[kind] = items
             workloads += [w for item in items if (w := listed_view(item, kind, self.rules.discovery))]
+        self.seen.update(w.uid for w in workloads)
         return workloads, whole
 
     def prepare(
@@ -142,10 +210,13 @@ class StreamedBatches:
         self.rows.append(Row.scope_failure(kind.kind, "*", f"list failed: {exc}"))
 
     def unreached(self, namespaces: Sequence[str], exc: PassCut) -> None:
+        self.passed_by({ns: self.tally.workloads[ns] for ns in namespaces}, exc)
+
+    def passed_by(self, counts: Mapping[str, int], exc: PassCut) -> None:
+        """One deferred row per namespace the walk did not reach, with its count of opted-in workloads."""
         why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
-        log.info("%s: %d namespaces not reached", exc, len(namespaces))
-        for namespace in namespaces:
-            count = self.tally.workloads[namespace]
+        log.info("%s: %d namespaces not reached", exc, len(counts))
+        for namespace, count in counts.items():
             self.rows.append(
                 Row.scope_deferred("*", namespace, f"{exc}; {count} opted-in workloads not reached", why)
             )

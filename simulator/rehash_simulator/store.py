@@ -9,6 +9,7 @@ dropping the snapshots makes the next `continue` answer 410 Expired, as after an
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -40,6 +41,11 @@ def storage_order(key: Key) -> str:
     return f"{namespace}/{name}" if namespace else name
 
 
+def scrambled_order(key: Key) -> str:
+    """A fixed order unrelated to the key order (`Store.unsorted_lists`)."""
+    return hashlib.sha256(storage_order(key).encode()).hexdigest()
+
+
 class Store:
     """Objects of every simulated resource; all public methods are thread-safe."""
 
@@ -51,6 +57,9 @@ class Store:
         self._history: dict[tuple[str, str, str], list[Entry]] = {}
         self._observers: list[Callable[[ResourceType, Obj | None, Obj], None]] = []
         self.snapshots = Snapshots(ttl=snapshot_ttl, capacity=max_snapshots)
+        self.unsorted_lists = False
+        """List in a fixed order that is not etcd's key order (namespaces interleaved), as an older watch
+        cache or an aggregated API may: a client must not rely on the order of a list."""
 
     def observe(self, observer: Callable[[ResourceType, Obj | None, Obj], None]) -> None:
         """Call `observer(rtype, old, new)` after every stored write, under the store's lock (a controller
@@ -255,6 +264,8 @@ class Store:
             if keys is None:
                 keys = sorted(bucket, key=storage_order)
                 self._sorted[rtype.plural] = keys
+            if self.unsorted_lists:
+                keys = sorted(keys, key=scrambled_order)
             if namespace and rtype.namespaced:
                 entries = [bucket[k] for k in keys if k[0] == namespace]
             else:

@@ -127,3 +127,28 @@ def test_a_list_that_fails_in_the_walk_fails_its_kind_and_the_walk_goes_on(clust
     assert all(decided[f"StatefulSet/{ns}/store"] == "adopt" for ns in NAMESPACES)
     deployments = {k.split("/")[1] for k in decided if k.startswith("Deployment/") and not k.endswith("/*")}
     assert deployments == {"a-b"} and len([k for k in decided if k.startswith("Deployment/a-b/")]) == 8
+
+
+def test_lists_out_of_key_order_lose_no_workload_when_streamed(cluster: Backend) -> None:
+    """A server whose lists are not in key order (an older watch cache, an aggregated API): the streamed
+    walk sees the disorder, lists again and decides what it passed by, so every opted-in workload gets
+    its row, is adopted, and after a change to all of them, rolls exactly once."""
+    seed(cluster)
+    sorted_rows = rows(cluster.run("--dry-run", "client"))
+    cluster.sim.store.unsorted_lists = True
+    listed = cluster.run("--dry-run", "client", env=STREAM)
+    assert rows(listed) == sorted_rows and listed.code == 0
+    adopted = cluster.run(env=STREAM)
+    assert len(adopted.report["workloads"]) == len(NAMESPACES) * (PER_NAMESPACE + 1)
+    assert set(adopted.actions().values()) == {"adopt"} and adopted.code == 0
+    assert "not in key order" in adopted.stderr
+    for ns in NAMESPACES:
+        cluster.edit("configmaps", ns, "app", {"data": {"v": "2"}})
+        cluster.edit("secrets", ns, "db", {"stringData": {"p": "y"}})
+    cluster.clear_log()
+    rolled = cluster.run(env=STREAM)
+    assert rolled.code == 0 and len(rolled.report["workloads"]) == len(NAMESPACES) * (PER_NAMESPACE + 1)
+    assert set(rolled.actions().values()) == {"rollout"}
+    patched = [e.path for e in cluster.writes() if e.method == "PATCH"]
+    assert len(patched) == len(set(patched))  # nothing patched twice
+    assert {r[3] for r in rows(cluster.run(env=STREAM))} == {"in-sync"}
