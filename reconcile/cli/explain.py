@@ -1,9 +1,10 @@
 """`kube-rehash explain`: why one workload gets the action it gets, in full.
 
-Runs the same reads, hashing and decision code as a pass (`planner.plan_targets`) for one workload,
-writes nothing, and shows the references (and which keys), each source's state, the stored and current
-hash, the restart window (and when it next opens), our recorded rollout with its current status, and the
-decision with its reason.
+Runs one workload through the very path of a pass's batch (`planner.plan_workload`: triage, reads,
+hashing, decision, pods already newer than the change included), so it names the action and reason the
+pass would; it writes nothing and shows the references (and which keys), each source's state, the stored
+and current hash, the restart window (and when it next opens), our recorded rollout with its current
+status, the decision with its reason, and the reads it took.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from reconcile.model.sources import NamespaceSources, SourceKey
 from reconcile.model.times import format_time
 from reconcile.model.windows import RestartWindows, next_open
 from reconcile.model.workload import Target
-from reconcile.pipeline.planner import open_stage, read_for, read_workload, rules_for
+from reconcile.pipeline.planner import open_stage, plan_workload, read_workload, rules_for
 from reconcile.policy.classify import references_of
-from reconcile.policy.decide import decide_target
 from reconcile.policy.decision import Action, Decision, window_problem, windows_of
 
 
@@ -42,6 +42,8 @@ class Explanation:
     decision: Decision
     window: dict[str, Any] | None = None
     rollout: dict[str, Any] | None = None
+    reads: dict[str, Any] | None = None
+    """The API requests the decision took, by verb and status (`ApiStats.snapshot`)."""
 
     def to_json(self) -> dict[str, Any]:
         t = self.target
@@ -68,6 +70,7 @@ class Explanation:
             "action": self.decision.action.value,
             "reason": self.decision.reason,
             "problems": list(t.problems),
+            "reads": self.reads,
         }
 
     def render_text(self) -> str:
@@ -102,6 +105,11 @@ class Explanation:
             )
         lines.append(f"  decision:     {doc['action']}: {doc['reason']}")
         lines.extend(f"  problem:      {p}" for p in doc["problems"])
+        if self.reads is not None:
+            verbs = ", ".join(
+                f"{verb} {sum(by_status.values())}" for verb, by_status in self.reads["requests"].items()
+            )
+            lines.append(f"  reads:        {self.reads['requests_total']} requests ({verbs})")
         return "\n".join(lines)
 
 
@@ -130,8 +138,8 @@ def explain_workload(
             return Explanation(
                 target, (), Decision(Action.SKIPPED, "not opted in: no kube-rehash annotation")
             )
-        sources = read_for(stage, namespace, [target], rules)
-        decision = decide_target(target, sources, rules)
+        planned, snapshot = plan_workload(stage, target, rules)
+        decision, sources = planned.decision, snapshot.sources
         window = describe_window(target, rules.windows, rules.now)
         rollout = describe_rollout(target, rules.now, settings.rollout_deadline)
         states = tuple(
@@ -142,7 +150,7 @@ def explain_workload(
             )
             for r in references_of(target, sources)
         )
-    return Explanation(target, states, decision, window, rollout)
+    return Explanation(target, states, decision, window, rollout, reads=client.stats.snapshot())
 
 
 def describe_window(target: Target, default: RestartWindows, now: datetime) -> dict[str, Any]:

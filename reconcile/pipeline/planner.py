@@ -1,5 +1,6 @@
 """Read, then decide: the one path from workloads to decisions, for a pass's batches (`plan_batch`),
-for `explain` and for the re-decision after a failed write precondition (`plan_targets`, `redecide`).
+and, through the same batch path, for `explain` and the re-decision after a failed write precondition
+(`plan_workload`, `redecide`).
 
 Between the read stage's requests it asks `policy.needs` what to read next; the snapshot it builds is
 handed to `policy.decide`. Stages never call each other: this module is where their values meet.
@@ -22,7 +23,7 @@ from reconcile.model.workload import Listed, Target, read_target
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage
 from reconcile.pipeline.views import FullViews
-from reconcile.policy.decide import Planned, decide_batch, decide_target, target_from_records, undecided
+from reconcile.policy.decide import Planned, decide_batch, target_from_records, undecided
 from reconcile.policy.decision import Action, Decision
 from reconcile.policy.needs import (
     confirm_trusted,
@@ -33,7 +34,7 @@ from reconcile.policy.needs import (
 )
 from reconcile.policy.rules import Rules
 from reconcile.policy.snapshot import Snapshot
-from reconcile.policy.triage import Batch, Triage
+from reconcile.policy.triage import Batch, Need, Triage, triage_of, triage_one
 
 
 def plan_batch(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) -> list[Planned]:
@@ -105,32 +106,24 @@ def read_sources(
     return sources
 
 
-def plan_targets(
-    stage: ReadStage, namespace: str, targets: Sequence[Target], rules: Rules
-) -> list[tuple[Target, Decision]]:
-    """Read the sources of these full views of one namespace, then decide each."""
-    sources = read_for(stage, namespace, targets, rules)
-    origins: dict[str, Origin] = {}
-    refused: dict[str, str] = {}
-    decided: dict[str, Decision] = {}
-    if not sources.cut:
-        wanted, decided = origins_to_read(undecided(targets), sources, rules)
-        origins, refused, _cut = stage.read_origins(wanted)
-    return [
-        (t, Decision(Action.FAILED, refused[t.uid]))
-        if t.uid in refused
-        else (t, decided.get(t.uid) or decide_target(t, sources, rules, origin=origins.get(t.uid)))
-        for t in targets
-    ]
-
-
-def read_for(stage: ReadStage, namespace: str, targets: Sequence[Target], rules: Rules) -> NamespaceSources:
-    """Everything deciding these full views of one namespace needs to know of its sources."""
-    live = undecided(targets)
-    sources = read_sources(stage, namespace, live, [], rules)
-    if not sources.cut:
-        sources.merge(stage.read_contents(namespace, content_needed(live, sources, rules)))
-    return sources
+def plan_workload(
+    stage: ReadStage, target: Target, rules: Rules, *, spec_read: bool = False
+) -> tuple[Planned, Snapshot]:
+    """One workload through the path of a pass's batch, from its whole object just read: triaged as a
+    pass triages it (or as needing its spec, after a failed precondition: the spec moved), its snapshot
+    read (the object is not read again), then decided. `explain` and `redecide` call this, so neither can
+    decide differently from the pass."""
+    listed = target.listed
+    need = Need.SPEC if spec_read else triage_one(listed, rules.fingerprint)
+    triage = triage_of([(listed.uid, need)])
+    stage.prefetched[listed.uid] = target
+    try:
+        snapshot = read_snapshot(stage, Batch(listed.namespace, (listed,)), triage, rules)
+    finally:
+        stage.prefetched.pop(listed.uid, None)
+    planned = decide_batch([listed], triage.settled, snapshot, rules)
+    gone = Planned(listed, Decision(Action.SKIPPED, "no longer exists"))
+    return (planned[0] if planned else gone), snapshot
 
 
 def redecide(stage: ReadStage, target: Target, rules: Rules) -> tuple[Target, Decision]:
@@ -138,7 +131,8 @@ def redecide(stage: ReadStage, target: Target, rules: Rules) -> tuple[Target, De
     fresh = read_workload(stage, target.kind, target.namespace, target.name)
     if not fresh.discovery.opted_in:
         return fresh, Decision(Action.SKIPPED, "no longer opted in")
-    return plan_targets(stage, fresh.namespace, [fresh], rules)[0]
+    planned, _snapshot = plan_workload(stage, fresh, rules, spec_read=True)
+    return planned.full or fresh, planned.decision
 
 
 def read_workload(stage: ReadStage, kind: Kind, namespace: str, name: str) -> Target:

@@ -48,6 +48,25 @@ def origin_reads(kube: Kube, mark: int) -> list[str]:
     return [e.uri for e in kube.cp.audit(since=mark, user="admin") if e.resource in ORIGIN_RESOURCES]
 
 
+def explained(kube: Kube, kind: str, name: str) -> dict[str, Any]:
+    """`kube-rehash explain KIND/NAME -o json` of this namespace."""
+    argv = [
+        CLI,
+        "explain",
+        f"{kind}/{name}",
+        "-n",
+        kube.ns,
+        "-o",
+        "json",
+        "--kubeconfig",
+        str(kube.cp.kubeconfig),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE_REHASH_", "KUBECONFIG"))}
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60, env=env)
+    doc: dict[str, Any] = json.loads(done.stdout)
+    return doc
+
+
 def adopted(kube: Kube, kind: str, name: str) -> int:
     """Create the workload and its ConfigMap, adopt it; the number of its ReplicaSets/revisions then."""
     kube.apply(configmap(f"{name}-config", {"mode": "blue"}), app(kind, name, "1"))
@@ -64,12 +83,20 @@ def check_one_restart_per_sync(kube: Kube, kind: str, name: str) -> None:
     # One apply changes the ConfigMap (first, as a GitOps sync orders them) and the pod template.
     kube.apply(configmap(f"{name}-config", {"mode": "green"}), app(kind, name, "2"))
     kube.wait_observed(kind, name)
+    said = explained(kube, kind, name)
+    planned = kube.rehash("--dry-run").row(kind, name)
     mark = kube.cp.audit_mark()
     synced = kube.rehash()
     assert synced.code == 0, synced.stderr
     row = synced.row(kind, name)
     assert row["action"] == "refresh", synced.stdout
     assert row["reason"] == f"pods started after configmap/{name}-config changed"
+    # explain and plan said what the run did (one decision path: pipeline/planner.py).
+    assert (
+        (said["action"], said["reason"])
+        == (planned["action"], planned["reason"])
+        == ("refresh", row["reason"])
+    )
     reads = origin_reads(kube, mark)
     assert reads and all("labelSelector" in uri or "/controllerrevisions/" in uri for uri in reads), reads
     kube.wait_settled(kind, name)

@@ -1,6 +1,6 @@
 """The planner (reconcile/pipeline/planner.py) over the transport fake: for one batch, the ordered list of
 requests it makes (what `policy.needs` asks between the reads) and the `Planned` decisions it returns; and
-`plan_targets`/`redecide`, the entry points of `explain` and of the write stage after a conflict."""
+`plan_workload`/`redecide`, the entry points of `explain` and of the write stage after a conflict."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import responses
 
 from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.workload import Listed, read_listed, read_target
-from reconcile.pipeline.planner import plan_batch, plan_targets, read_snapshot, redecide
+from reconcile.pipeline.planner import plan_batch, plan_workload, read_snapshot, redecide
 from reconcile.pipeline.read import ReadStage
 from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Action, Deferral
@@ -198,17 +198,20 @@ def test_a_batch_the_budget_refuses_is_deferred_for_the_budget_and_sends_nothing
     ]
 
 
-def test_plan_targets_reads_the_sources_of_full_views_and_decides_each(
+def test_plan_workload_decides_a_whole_object_through_the_batch_path_without_reading_it_again(
     stage: ReadStage, mock: responses.RequestsMock
 ) -> None:
     stored = adopted(web("app"), [cm("app")])
     serve(mock, f"{CONFIGMAPS}/app", cm("app", rv="6", k="new"), meta=True)
     serve(mock, f"{CONFIGMAPS}/app", cm("app", rv="6", k="new"))
     target = read_target(stored, DEPLOYMENT, DISCOVERY)
-    ((got, decision),) = plan_targets(stage, "shop", [target], RULES)
+    planned, snapshot = plan_workload(stage, target, RULES)
     assert calls(mock) == [f"GET {CONFIGMAPS}/app", f"GET {CONFIGMAPS}/app"]
     assert accepts(mock) == [META_GET, JSON]
-    assert got is target and decision.action is Action.ROLLOUT and decision.changed == ("configmap/app",)
+    # Trusted (its records and generation stand): decided from its records, as a pass decides it.
+    assert planned.full is not None and planned.full.unread and planned.decision.action is Action.ROLLOUT
+    assert planned.decision.changed == ("configmap/app",) and "uid-web" not in stage.prefetched
+    assert snapshot.sources.namespace == "shop"
 
 
 def test_redecide_reads_the_workload_again_then_its_sources_and_decides_from_scratch(
