@@ -26,7 +26,7 @@ from reconcile.model.freshness import (
     tied_versions,
 )
 from reconcile.model.hashing import SourceToken, combine
-from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
+from reconcile.model.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import Hashed, NamespaceSources, SourceKey, SourceMeta
 from reconcile.model.workload import read_target, revise
@@ -254,7 +254,7 @@ def test_lineage_facts_of_the_three_kinds() -> None:
     assert lineage_of(workload_obj("StatefulSet", **partitioned), "StatefulSet").settled is False  # type: ignore[union-attr]
     on_delete = {"updateStrategy": {"type": "OnDelete"}}
     assert lineage_of(workload_obj("DaemonSet", **on_delete), "DaemonSet").settled is False  # type: ignore[union-attr]
-    assert lineage_of(workload_obj("CronJob"), "CronJob") is None
+    assert lineage_of(workload_obj("CronJob"), CRONJOB.revisions) is None  # its Jobs prove nothing
 
 
 # --- which workloads ask, and the decision -------------------------------------------------------------

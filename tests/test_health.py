@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconcile.model.health import WATCHED_KINDS, RolloutStatus, rollout_status
+from reconcile.model.health import RolloutStatus, rollout_status
+from reconcile.model.kinds import KNOWN_KINDS, Health
 
 COMPLETE, PROGRESSING, STALLED = RolloutStatus.COMPLETE, RolloutStatus.PROGRESSING, RolloutStatus.STALLED
 ROLLED_AT = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -279,21 +280,27 @@ def test_argo_rollout(status: Obj, elapsed: timedelta, expected: RolloutStatus) 
 # --- every kind ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["CronJob", "Widget", "deployment"])
-def test_a_kind_without_rules_is_refused(kind: str) -> None:
-    with pytest.raises(ValueError, match=f"no rollout status rules for kind '{kind}'"):
-        status_of(kind, workload())
+def test_each_kind_entry_names_its_rules_and_only_kinds_with_rules_are_watched() -> None:
+    assert {k.kind: k.health for k in KNOWN_KINDS} == {
+        "Deployment": Health.DEPLOYMENT,
+        "StatefulSet": Health.STATEFULSET,
+        "DaemonSet": Health.DAEMONSET,
+        "CronJob": None,
+        "Rollout": Health.ROLLOUT,
+        "CloneSet": Health.DEPLOYMENT,
+    }
+    with pytest.raises(ValueError, match="'Widget' is not a valid Health"):
+        status_of("Widget", workload())
 
 
 def test_the_statuses_are_the_report_strings() -> None:
     assert [str(s) for s in RolloutStatus] == ["complete", "progressing", "stalled"]
-    assert WATCHED_KINDS == ("Deployment", "StatefulSet", "DaemonSet", "Rollout")
 
 
 def test_a_malformed_object_is_progressing_not_an_error() -> None:
     obj: Obj = {"metadata": None, "spec": "x", "status": {"observedGeneration": True, "conditions": "x"}}
 
-    for kind in WATCHED_KINDS:
+    for kind in tuple(Health):
         assert status_of(kind, obj) is PROGRESSING
 
 
@@ -301,7 +308,7 @@ counters = st.one_of(st.none(), st.integers(0, 4))
 
 
 @given(
-    kind=st.sampled_from(WATCHED_KINDS),
+    kind=st.sampled_from(tuple(Health)),
     status=st.fixed_dictionaries(
         {},
         optional={

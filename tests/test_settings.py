@@ -446,7 +446,7 @@ def test_unrelated_kube_rehash_variables_such_as_service_links_are_ignored(tmp_p
         ({}, {"output": "yaml"}, "--output: 'yaml' is not one of 'text', 'json'"),
         ({}, {"namespaces": ["ok", "Not_OK"]}, "--namespace: 'Not_OK' is not a valid namespace name"),
         ({"KUBE_REHASH_COMPAT": "reloader,flux"}, {}, "KUBE_REHASH_COMPAT: 'flux' is not one of"),
-        ({"KUBE_REHASH_KINDS": "Job"}, {}, "KUBE_REHASH_KINDS: 'Job' is not a built-in kind"),
+        ({"KUBE_REHASH_KINDS": "Job"}, {}, "KUBE_REHASH_KINDS: 'Job' is not a built-in or preset kind"),
         ({}, {"pushgateway": "gw:9091"}, "--pushgateway: 'gw:9091' is not an http(s) URL"),
         ({}, {"verbosity": 11}, "-v: 11 is greater than the maximum of 10"),
         ({}, {"shard": "2/2"}, "--shard: '2/2': the index must be below the count"),

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from reconcile.config import values as v
 from reconcile.config.values import Shard, Value
-from reconcile.model.kinds import BUILTIN_KINDS, Kind
+from reconcile.model.kinds import BUILTIN_KINDS, PRESET_KINDS, Kind
 from reconcile.model.references import COMPAT_NAMES
 from reconcile.model.windows import RestartWindows, parse_windows
 
@@ -201,11 +201,12 @@ class Settings:
     )
     kinds: tuple[Kind, ...] = setting(
         BUILTIN_KINDS,
-        f"Built-in target kinds to enable ({', '.join(v.BUILTIN_KIND_NAMES)}).",
+        f"Target kinds to enable: built-in and preset ({', '.join(v.BUILTIN_KIND_NAMES)}; the presets, "
+        f"off by default: {', '.join(k.kind for k in PRESET_KINDS)}).",
         SCOPE,
         v.KINDS,
         ("kinds",),
-        file_default=list(v.BUILTIN_KIND_NAMES),
+        file_default=[k.kind for k in BUILTIN_KINDS],
     )
     shard: Shard | None = setting(
         None,

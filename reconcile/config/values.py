@@ -17,12 +17,13 @@ from datetime import timedelta
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from reconcile.model.kinds import BUILTIN_KINDS, Kind
+from reconcile.model.kinds import KNOWN_KINDS, Kind
 from reconcile.model.references import COMPAT_NAMES
 from reconcile.model.times import parse_duration
 from reconcile.model.windows import parse_windows
 
-BUILTIN_KIND_NAMES = tuple(k.kind for k in BUILTIN_KINDS)
+BUILTIN_KIND_NAMES = tuple(k.kind for k in KNOWN_KINDS)
+"""The kinds `kinds` may name: the built-in ones and the presets (model/kinds.py)."""
 
 _LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN = rf"{_LABEL}(\.{_LABEL})*"
@@ -202,7 +203,7 @@ def _check_compat(mode: str) -> str | None:
 
 def _check_kind_name(name: str) -> str | None:
     if name not in BUILTIN_KIND_NAMES:
-        return f"{name!r} is not a built-in kind ({', '.join(BUILTIN_KIND_NAMES)})"
+        return f"{name!r} is not a built-in or preset kind ({', '.join(BUILTIN_KIND_NAMES)})"
     return None
 
 
@@ -246,7 +247,7 @@ def _kinds(value: object, from_text: bool) -> object:
             raise ValueError(f"kind {duplicates[0]!r} is listed twice")
         return value
     names = cast(tuple[str, ...], _names(_check_kind_name, tuple)(value, from_text))
-    return tuple(k for k in BUILTIN_KINDS if k.kind in names)
+    return tuple(k for k in KNOWN_KINDS if k.kind in names)
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from reconcile.model.kinds import Revisions
+
 CONTENT_FIELDS = ("f:data", "f:binaryData", "f:stringData")
 REVISION = "deployment.kubernetes.io/revision"
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
-SUPPORTED = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 def parse_timestamp(text: Any) -> datetime | None:
@@ -84,7 +85,8 @@ def content_changed_at(obj: Mapping[str, Any]) -> datetime | None:
 class Lineage:
     """What a full view of a workload says about the controller's record of its current template."""
 
-    kind: str
+    kind: Revisions
+    """How its controller records templates (`Kind.revisions`)."""
     uid: str
     generation: int | None
     observed_generation: int | None
@@ -123,9 +125,10 @@ def _get(obj: Any, *path: str) -> Any:
     return obj
 
 
-def lineage_of(obj: Mapping[str, Any], kind: str) -> Lineage | None:
-    """The lineage facts of a Deployment, StatefulSet or DaemonSet object (None for any other kind)."""
-    if kind not in SUPPORTED:
+def lineage_of(obj: Mapping[str, Any], kind: Revisions | None) -> Lineage | None:
+    """The lineage facts of an object whose controller records its templates as `kind` says (None: a
+    kind whose pods are never proven newer)."""
+    if kind is None:
         return None
     metadata = _metadata(obj)
     labels = _get(obj, "spec", "selector", "matchLabels")
@@ -136,10 +139,10 @@ def lineage_of(obj: Mapping[str, Any], kind: str) -> Lineage | None:
     annotations = annotations if isinstance(annotations, Mapping) else {}
     strategy = _get(obj, "spec", "updateStrategy", "type")
     replaced = strategy != "OnDelete"
-    if kind == "Deployment":
+    if kind == Revisions.DEPLOYMENT:
         revision = annotations.get(REVISION)
         replaced = _get(obj, "spec", "paused") is not True
-    elif kind == "StatefulSet":
+    elif kind == Revisions.STATEFULSET:
         revision = _get(obj, "status", "updateRevision")
         partition = _get(obj, "spec", "updateStrategy", "rollingUpdate", "partition")
         replaced = replaced and not (_int(partition) or 0) > 0
@@ -193,10 +196,10 @@ def template_origin(lineage: Lineage, items: Iterable[Mapping[str, Any]]) -> Ori
         return None
     owned = [item for item in items if _owned(item, lineage.uid)]
     current: Mapping[str, Any] | None
-    if lineage.kind == "StatefulSet":
+    if lineage.kind == Revisions.STATEFULSET:
         named = [item for item in owned if _metadata(item).get("name") == lineage.revision]
         current = named[0] if len(named) == 1 else None
-    elif lineage.kind == "Deployment":
+    elif lineage.kind == Revisions.DEPLOYMENT:
         numbered = [(_revision_number(item), item) for item in owned]
         current = _single_max([(n, item) for n, item in numbered if n is not None])
         if current is not None and str(_revision_number(current)) != lineage.revision:

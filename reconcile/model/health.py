@@ -34,6 +34,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from reconcile.model.kinds import Health
+
 PROGRESS_DEADLINE_EXCEEDED = "ProgressDeadlineExceeded"
 ON_DELETE = "OnDelete"
 
@@ -57,7 +59,7 @@ class _Facts:
 
 
 def rollout_status(
-    kind_name: str,
+    rules: Health,
     obj: Mapping[str, Any],
     *,
     written_generation: int | None,
@@ -65,15 +67,12 @@ def rollout_status(
     now: datetime,
     deadline: timedelta,
 ) -> RolloutStatus:
-    """The status of the rollout kube-rehash started at `rolled_at` on `obj`, a workload of `kind_name`.
+    """The status of the rollout kube-rehash started at `rolled_at` on `obj`, judged by its kind's `rules`.
 
     `written_generation` is the `metadata.generation` our patch produced (None: unknown, the object's own
-    is used). `deadline` is `rolloutDeadline`, used for StatefulSet and DaemonSet only. Raises ValueError
-    for a kind without status rules (see WATCHED_KINDS).
+    is used). `deadline` is `rolloutDeadline`, used by the StatefulSet and DaemonSet rules only.
     """
-    assess = _RULES.get(kind_name)
-    if assess is None:
-        raise ValueError(f"no rollout status rules for kind {kind_name!r} (only {', '.join(WATCHED_KINDS)})")
+    assess = _RULES[Health(rules)]
     metadata = _mapping(obj.get("metadata"))
     status = _mapping(obj.get("status"))
     target = _target_generation(written_generation, _optional_count(metadata.get("generation")))
@@ -160,13 +159,12 @@ def _settle(done: bool, may_stall: bool) -> RolloutStatus:
     return RolloutStatus.STALLED if may_stall else RolloutStatus.PROGRESSING
 
 
-_RULES: dict[str, Callable[[_Facts], RolloutStatus]] = {
-    "Deployment": _assess_deployment,
-    "StatefulSet": _assess_statefulset,
-    "DaemonSet": _assess_daemonset,
-    "Rollout": _assess_argo_rollout,
+_RULES: dict[Health, Callable[[_Facts], RolloutStatus]] = {
+    Health.DEPLOYMENT: _assess_deployment,
+    Health.STATEFULSET: _assess_statefulset,
+    Health.DAEMONSET: _assess_daemonset,
+    Health.ROLLOUT: _assess_argo_rollout,
 }
-WATCHED_KINDS = tuple(_RULES)
 
 
 def _condition_reason(status: Mapping[str, Any], condition_type: str) -> str | None:

@@ -1,12 +1,16 @@
 """Where each resource lives in the API and where a target kind keeps its pod template.
 
-A new target kind is one `Kind` entry: the pass reads everything else (paths, pause and suspend
-flags, update strategy) from here. Custom kinds from the config file become entries of the same type.
+A new target kind is one `Kind` entry: the pass reads everything that differs by kind from here (paths,
+pause and suspend flags, update strategy, which status rules say a rollout finished, how its controller
+records the templates it started, whether a change runs a Job), and no code elsewhere asks a kind's name.
+Custom kinds from the config file become entries of the same type; presets (`PRESET_KINDS`) are entries
+shipped for common custom resources, enabled by name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from reconcile.model.pointer import join_pointer, split_pointer
 
@@ -51,6 +55,32 @@ REPLICASETS = Resource("apps", "v1", "replicasets")
 CONTROLLERREVISIONS = Resource("apps", "v1", "controllerrevisions")
 
 
+class Health(StrEnum):
+    """Which status rules tell whether a rollout of a kind finished (model/health.py), named after the kind
+    whose status fields they read."""
+
+    DEPLOYMENT = "Deployment"
+    """Updated, available and ready replicas against `spec.replicas`; the Progressing condition's deadline."""
+    STATEFULSET = "StatefulSet"
+    """Updated and ready replicas, the partition, current against update revision."""
+    DAEMONSET = "DaemonSet"
+    """Updated and available against the desired number scheduled."""
+    ROLLOUT = "Rollout"
+    """Argo Rollouts' `status.phase`."""
+
+
+class Revisions(StrEnum):
+    """How a kind's controller records each pod template it starts (model/freshness.py), named after the
+    kind whose controller does it that way."""
+
+    DEPLOYMENT = "Deployment"
+    """Numbered ReplicaSets; the object's `deployment.kubernetes.io/revision` names the current one."""
+    STATEFULSET = "StatefulSet"
+    """ControllerRevisions; `status.updateRevision` names the current one."""
+    DAEMONSET = "DaemonSet"
+    """ControllerRevisions, dated; the template generation annotation matches the current one."""
+
+
 @dataclass(frozen=True)
 class Kind(Resource):
     """A target kind: a resource plus where its pod template (or a bare annotations map) lives.
@@ -69,6 +99,12 @@ class Kind(Resource):
     annotations_bump_generation: bool = False
     """kube-apiserver bumps `metadata.generation` on any change of the object's annotations, not only of
     its spec (Deployments: their update strategy compares annotations too, a legacy of rollbacks)."""
+    health: Health | None = None
+    """The status rules of our rollouts (None: their status is not watched)."""
+    revisions: Revisions | None = None
+    """How its controller records the templates it starts (None: pods are never proven newer)."""
+    runs_jobs: bool = False
+    """A change may create a Job from its template (`run-on-change`)."""
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -103,11 +139,27 @@ DEPLOYMENT = Kind(
     kind="Deployment",
     paused="/spec/paused",
     annotations_bump_generation=True,
+    health=Health.DEPLOYMENT,
+    revisions=Revisions.DEPLOYMENT,
 )
 STATEFULSET = Kind(
-    "apps", "v1", "statefulsets", kind="StatefulSet", update_strategy="/spec/updateStrategy/type"
+    "apps",
+    "v1",
+    "statefulsets",
+    kind="StatefulSet",
+    update_strategy="/spec/updateStrategy/type",
+    health=Health.STATEFULSET,
+    revisions=Revisions.STATEFULSET,
 )
-DAEMONSET = Kind("apps", "v1", "daemonsets", kind="DaemonSet", update_strategy="/spec/updateStrategy/type")
+DAEMONSET = Kind(
+    "apps",
+    "v1",
+    "daemonsets",
+    kind="DaemonSet",
+    update_strategy="/spec/updateStrategy/type",
+    health=Health.DAEMONSET,
+    revisions=Revisions.DAEMONSET,
+)
 CRONJOB = Kind(
     "batch",
     "v1",
@@ -116,10 +168,26 @@ CRONJOB = Kind(
     template="/spec/jobTemplate/spec/template",
     suspend="/spec/suspend",
     rolls_pods=False,
+    runs_jobs=True,
 )
-ROLLOUT = Kind("argoproj.io", "v1alpha1", "rollouts", kind="Rollout", paused="/spec/paused")
+ROLLOUT = Kind(
+    "argoproj.io", "v1alpha1", "rollouts", kind="Rollout", paused="/spec/paused", health=Health.ROLLOUT
+)
 
 BUILTIN_KINDS: tuple[Kind, ...] = (DEPLOYMENT, STATEFULSET, DAEMONSET, CRONJOB, ROLLOUT)
+
+# OpenKruise's CloneSet: a Deployment-like set whose status carries the same replica counts.
+CLONESET = Kind(
+    "apps.kruise.io",
+    "v1alpha1",
+    "clonesets",
+    kind="CloneSet",
+    paused="/spec/updateStrategy/paused",
+    health=Health.DEPLOYMENT,
+)
+PRESET_KINDS: tuple[Kind, ...] = (CLONESET,)
+"""Entries for common custom resources: off by default, enabled by name in `kinds`."""
+KNOWN_KINDS: tuple[Kind, ...] = BUILTIN_KINDS + PRESET_KINDS
 
 
 def find_kind(name: str, kinds: tuple[Kind, ...] = BUILTIN_KINDS) -> Kind:

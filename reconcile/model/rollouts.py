@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reconcile.model.bookkeeping import RolloutRecord
-from reconcile.model.health import PROGRESS_DEADLINE_EXCEEDED, WATCHED_KINDS, RolloutStatus, rollout_status
+from reconcile.model.health import PROGRESS_DEADLINE_EXCEEDED, RolloutStatus, rollout_status
 from reconcile.model.times import parse_time
 from reconcile.model.workload import Listed
 
@@ -31,7 +31,7 @@ class RolloutCheck:
 def watched(subject: Listed) -> RolloutRecord | None:
     """The recorded rollout whose status this pass must read: ours, unfinished, of a kind with rules."""
     record = subject.bookkeeping.rollout
-    if record is None or record.finished or subject.kind.kind not in WATCHED_KINDS:
+    if record is None or record.finished or subject.kind.health is None:
         return None
     return record
 
@@ -41,10 +41,10 @@ def check(
 ) -> RolloutCheck | None:
     """The status of the subject's watched rollout from `obj` (the workload, or its status view)."""
     record = watched(subject)
-    if record is None:
+    if record is None or subject.kind.health is None:
         return None
     status = rollout_status(
-        subject.kind.kind,
+        subject.kind.health,
         obj,
         written_generation=record.generation,
         rolled_at=record.at,

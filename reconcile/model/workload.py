@@ -254,7 +254,7 @@ def read_target(
         problems=tuple(dict.fromkeys(discovery.problems + listed.problems)),
         template_present=isinstance(resolve(obj, holder), Mapping),
         status_view=status_view(obj) if watched else None,
-        lineage=lineage_of(obj, kind.kind) if kind.group == "apps" else None,
+        lineage=lineage_of(obj, kind.revisions),
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.model.freshness import Change, Origin, names_in, template_origin, tied_versions
-from reconcile.model.kinds import CONTROLLERREVISIONS, REPLICASETS, Resource
+from reconcile.model.kinds import CONTROLLERREVISIONS, REPLICASETS, Resource, Revisions
 from reconcile.model.workload import Target
 from reconcile.pipeline.fetch import gather
 
@@ -33,7 +33,7 @@ def revision_items(client: KubeClient, target: Target) -> list[dict[str, Any]]:
     """The metadata of the ReplicaSets or ControllerRevisions that may be the target's current template."""
     lineage = target.lineage
     assert lineage is not None
-    if lineage.kind == "StatefulSet":
+    if lineage.kind == Revisions.STATEFULSET:
         assert lineage.revision is not None
         path = CONTROLLERREVISIONS.object_path(target.namespace, lineage.revision)
         return [client.get(path, metadata_only=True)]
@@ -47,7 +47,7 @@ def revision_items(client: KubeClient, target: Target) -> list[dict[str, Any]]:
 
 
 def collection_of(target: Target) -> Resource:
-    return REPLICASETS if target.kind.kind == "Deployment" else CONTROLLERREVISIONS
+    return REPLICASETS if target.kind.revisions == Revisions.DEPLOYMENT else CONTROLLERREVISIONS
 
 
 def absent_at(client: KubeClient, target: Target, origin: Origin, versions: Iterable[str]) -> frozenset[str]:
@@ -109,4 +109,4 @@ def read_origins(
 
 
 def what(target: Target) -> str:
-    return "ReplicaSets" if target.kind.kind == "Deployment" else "ControllerRevisions"
+    return "ReplicaSets" if collection_of(target) is REPLICASETS else "ControllerRevisions"

@@ -308,7 +308,7 @@ class Writer:
         log.info("rolled %s: %s", target.ref, decision.reason)
         changed = ", ".join(decision.changed) or "config"
         self.emit(target.listed, "ConfigChanged", f"kube-rehash rolled out: {changed} changed", warning=False)
-        if target.kind.kind == "CronJob" and target.run_on_change and decision.config_hash:
+        if target.kind.runs_jobs and target.run_on_change and decision.config_hash:
             return self.create_job(target, updated, decision.config_hash)
         return None
 

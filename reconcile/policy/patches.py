@@ -4,7 +4,7 @@ Each patch carries its own precondition (a JSON-patch `test` of the value the de
 or of the object's resourceVersion where a map has to be created), so a concurrent writer is never
 overwritten: the server answers 422/409 and the pass re-reads and decides again.
 
-A rollout of a kind whose status is watched (health.WATCHED_KINDS) also records itself (annotation
+A rollout of a kind whose status is watched (`Kind.health`) also records itself (annotation
 `rollout`) in the same patch; later passes move that record to `stalled` or `complete` with a
 metadata-only patch that tests the record it replaces, so two passes never report one stall twice.
 """
@@ -18,7 +18,6 @@ from typing import Any
 
 from reconcile.model.annotations import Annotations
 from reconcile.model.bookkeeping import RecordsDoc, RolloutRecord, format_records, format_rollout
-from reconcile.model.health import WATCHED_KINDS
 from reconcile.model.kinds import CRONJOB, EVENTS, JOBS
 from reconcile.model.pointer import join_pointer
 from reconcile.model.times import format_time
@@ -117,7 +116,7 @@ def build_patch(
         ops.append({"op": "remove", "path": metadata_path(keys.superseded)})
     if rollout:
         ops.append(add_op(metadata_path(keys.last_rollout), format_time(now)))
-        if target.kind.kind in WATCHED_KINDS:
+        if target.kind.health is not None:
             record = format_rollout(new_rollout(target, decision, now))
             ops.append(add_op(metadata_path(keys.rollout), record))
     return ops
@@ -237,7 +236,7 @@ def build_job(cronjob: Mapping[str, Any], config_hash: str) -> dict[str, Any] | 
             "ownerReferences": [
                 {
                     "apiVersion": CRONJOB.api_version,
-                    "kind": "CronJob",
+                    "kind": CRONJOB.kind,
                     "name": metadata.get("name"),
                     "uid": metadata.get("uid"),
                     "controller": True,

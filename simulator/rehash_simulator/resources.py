@@ -94,6 +94,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         short_names=("ro",),
         has_status=True,
     ),
+    ResourceType("apps.kruise.io", "v1alpha1", "clonesets", "cloneset", "CloneSet", has_status=True),
 )
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
