@@ -45,16 +45,6 @@ def test_rows_read_back_in_order_across_packed_blocks_and_the_open_one() -> None
         rows[len(written)]
 
 
-@pytest.mark.parametrize("index", [0, BLOCK - 1, BLOCK, 2 * BLOCK + 3])
-def test_a_row_replaced_by_index_is_replaced_in_its_block(index: int) -> None:
-    written = [row(i) for i in range(2 * BLOCK + 17)]
-    rows = Rows(written)
-    rows[BLOCK + 5]  # another block unpacked last: the replacement must not depend on which
-    rows[index] = row(index, action="rollout", rollout_status="complete")
-    written[index] = row(index, action="rollout", rollout_status="complete")
-    assert list(Rows(list(rows))) == written and rows[index].action == "rollout"
-
-
 @pytest.mark.parametrize("appended", ["in order", "out of order"])
 def test_the_document_from_packed_rows_is_the_one_from_plain_rows_in_order(appended: str) -> None:
     written = sorted((row(i) for i in range(BLOCK + 40)), key=lambda r: (r.namespace, r.kind, r.name))

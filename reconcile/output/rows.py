@@ -3,8 +3,8 @@
 A row names its workload, its configs and its hashes: about 500 bytes of Python objects, so ten thousand
 rows would be the largest thing a streamed pass holds (pipeline/streamed.py keeps one namespace of
 everything else). Rows are appended in blocks; a full block is packed (compact JSON, then `zlib` at its
-fastest level), about a tenth of the objects' size, and unpacked only while it is read or one of its rows
-replaced (the rollout checks and the notifier rewrite a few rows by index at the end of a pass). Rows hold
+fastest level), about a tenth of the objects' size, and unpacked only while it is read. Rows are never
+replaced in place: the pass assembles its final rows once (pipeline/run.py `assemble_rows`). Rows hold
 names and hashes only, never content.
 """
 
@@ -87,13 +87,6 @@ class Rows(Sequence[Row]):
             return [self[i] for i in range(*index.indices(len(self)))]
         block, at = self._locate(index)
         return self._block(block)[at]
-
-    def __setitem__(self, index: int, row: Row) -> None:
-        block, at = self._locate(index)
-        rows = self._block(block)
-        rows[at] = row
-        if block < len(self._blocks):
-            self._blocks[block] = _pack(rows)
 
     def __iter__(self) -> Iterator[Row]:
         for block in range(len(self._blocks)):

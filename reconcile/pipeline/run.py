@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -32,6 +32,7 @@ from reconcile.model.kinds import Kind
 from reconcile.model.rollouts import watched
 from reconcile.model.workload import Listed, status_view
 from reconcile.output.report import Report, Row
+from reconcile.output.rows import Rows
 from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.listing import Listing, covers_whole_cluster, list_targets
 from reconcile.pipeline.notifier import Notifier
@@ -135,8 +136,9 @@ class PassWalk:
         if streamed is not None:
             self.report.extend(streamed.rows)
         self.budget.release()
-        unwritten = self.deliver_notifications()
-        self.check_rollouts(watches, unwritten)
+        delivered, unwritten = self.deliver_notifications()
+        tracked = self.check_rollouts(watches, delivered, unwritten)
+        self.report.rows = assemble_rows(self.report.rows, {**delivered, **tracked})
         self.report.extend(self.writer.failure_rows())
         self.report.budget_exhausted = self.budget.exhausted
         self.report.interrupted = self.budget.stop.is_set()
@@ -229,44 +231,43 @@ class PassWalk:
     def walk_batch(self, batch: Batch, triage: Triage) -> list[Watch]:
         """One batch's pending work: read, decide, write; its rows go to the report, and what its watched
         rollouts need (a status read, a record update) is returned for `check_rollouts`."""
-        base = len(self.report.rows)
-        planned: list[Planned]
+        kept: list[tuple[Planned | None, Row]]
         if not self.budget.may_read():
             self.budget.exhausted |= not self.budget.stop.is_set()
             planned = [Planned(w, self.unreached(w, triage)) for w in batch.workloads]
-            self.report.extend([Row.of(p.listed, p.decision) for p in planned])
+            kept = [(p, Row.of(p.listed, p.decision)) for p in planned]
         else:
             planned = plan_batch(self.stage, batch, triage, self.rules)
             if self.budget.stop.is_set():
                 planned = [replace(p, decision=self.stopped(p.decision)) for p in planned]
             rows = self.writer.write_batch(planned)
             kept = [self.writer.for_tracking(item, row) for item, row in zip(planned, rows, strict=True)]
-            self.report.extend(row for _, row in kept)
-            return [Watch(item, base + i) for i, (item, _) in enumerate(kept) if item and needs_watch(item)]
-        return [Watch(item, base + i) for i, item in enumerate(planned) if needs_watch(item)]
+        self.report.extend(row for _, row in kept)
+        return [Watch(item, row) for item, row in kept if item and needs_watch(item)]
 
-    def deliver_notifications(self) -> frozenset[str]:
+    def deliver_notifications(self) -> tuple[dict[RowKey, Row], frozenset[str]]:
         """After the batches, the notifications they held: one webhook POST, then their records
-        (pipeline/notifier.py); returns the uids of the workloads whose records were not written."""
+        (pipeline/notifier.py). Returns the rows of the delivered workloads, by workload (they stand for
+        the rows their batches left), and the uids of those whose records were not written."""
         held = self.writer.take_held()
         if self.notifier is None or not held:
-            return frozenset()
+            return {}, frozenset()
         outcome = self.notifier.deliver(held)
-        at = {(r.kind, r.namespace, r.name): i for i, r in enumerate(self.report.rows)}
-        for row in outcome.rows:
-            index = at.get((row.kind, row.namespace, row.name))
-            if index is None:  # not expected: every held notification left a row in its batch
-                self.report.extend([row])
-            else:
-                self.report.rows[index] = row
         self.report.extend(outcome.failures)
-        return outcome.unwritten
+        return {row_key(row): row for row in outcome.rows}, outcome.unwritten
 
-    def check_rollouts(self, watches: Sequence[Watch], unwritten: frozenset[str] = frozenset()) -> None:
+    def check_rollouts(
+        self,
+        watches: Sequence[Watch],
+        delivered: Mapping[RowKey, Row] | None = None,
+        unwritten: frozenset[str] = frozenset(),
+    ) -> dict[RowKey, Row]:
         """After the pending work: read the status of watched rollouts nobody read in full this pass,
         oldest rollout first, as the budget allows (one list per namespace and kind where that is
         cheaper), then move the records of finished or stalled ones. A rollout left unchecked keeps its
-        recorded state in the report, without a request."""
+        recorded state, without a request. Returns the rows of the watched workloads, by workload, over
+        those their batches (or the delivery of their notifications) left."""
+        delivered = delivered or {}
         unread = [w.listed for w in sorted(watches, key=lambda w: w.record_at) if w.decision.rollout is None]
         objects: dict[str, Any] = {}
         if unread and self.budget.may_read():
@@ -274,9 +275,11 @@ class PassWalk:
                 objects, _cut = read_objects(self.client, self.stage.executor, unread, self.stage.census)
             except PassCut:
                 log.info("the pass budget ran out before the rollouts' status was read")
-        checked: list[tuple[Watch, Decision]] = []
+        out: dict[RowKey, Row] = {}
+        checked: list[tuple[Watch, Decision, Row]] = []
         for watch in watches:
             decision = watch.decision
+            row = delivered.get(row_key(watch.row), watch.row)
             got = objects.get(watch.listed.uid)
             if decision.rollout is None and isinstance(got, Mapping) and same_uid(got, watch.listed):
                 decision = with_rollout(watch.listed, decision, status_view(got), self.rules)
@@ -284,22 +287,17 @@ class PassWalk:
                 log.warning("reading the rollout status of %s failed: %s", watch.listed.ref, got)
             if decision.rollout is None:  # not checked this pass: as recorded, without a request
                 record = watched(watch.listed)
-                row = self.report.rows[watch.row]
                 if record is not None:
-                    self.report.rows[watch.row] = replace(row, rollout_status=record.state)
+                    out[row_key(row)] = replace(row, rollout_status=record.state)
                 continue
-            checked.append((watch, decision))
-        # A held notification not delivered wrote nothing: its records are not the pass's to restamp.
-        checked = [(w, replace(d, observed=None) if w.listed.uid in unwritten else d) for w, d in checked]
-        rows = self.writer.track_all(
-            [(replace(w.planned, decision=d), self.with_status(w.row, d)) for w, d in checked]
-        )
-        for (watch, _), row in zip(checked, rows, strict=True):
-            self.report.rows[watch.row] = row
-
-    def with_status(self, index: int, decision: Decision) -> Row:
-        row = self.report.rows[index]
-        return replace(row, rollout_status=decision.rollout.status.value if decision.rollout else None)
+            # A held notification not delivered wrote nothing: its records are not the pass's to restamp.
+            if watch.listed.uid in unwritten:
+                decision = replace(decision, observed=None)
+            status = decision.rollout.status.value if decision.rollout else None
+            checked.append((watch, decision, replace(row, rollout_status=status)))
+        rows = self.writer.track_all([(replace(w.planned, decision=d), row) for w, d, row in checked])
+        out.update((row_key(row), row) for row in rows)
+        return out
 
     def unreached(self, workload: Listed, triage: Triage) -> Decision:
         settled = triage.settled.get(workload.uid)
@@ -321,10 +319,10 @@ class PassWalk:
 @dataclass(frozen=True)
 class Watch:
     """A watched rollout of one workload, as its batch left it: the decision (with the rollout's status
-    when the workload was read in full) and where its row is in the report."""
+    when the workload was read in full) and its row."""
 
     planned: Planned
-    row: int
+    row: Row
 
     @property
     def listed(self) -> Listed:
@@ -338,6 +336,22 @@ class Watch:
     def record_at(self) -> datetime:
         record = self.listed.bookkeeping.rollout
         return record.at if record is not None else datetime.max.replace(tzinfo=UTC)
+
+
+RowKey = tuple[str, str, str]
+
+
+def row_key(row: Row) -> RowKey:
+    return (row.kind, row.namespace, row.name)
+
+
+def assemble_rows(rows: Iterable[Row], later: Mapping[RowKey, Row]) -> Rows:
+    """The report's rows, made once at the end of a pass: each workload's row from its batch, or the row
+    a later stage (the delivery of its notification, the check of its rollout) made of it."""
+    pending = dict(later)
+    out = Rows(pending.pop(row_key(row), row) for row in rows)
+    out.extend(pending.values())  # not expected: every later row's workload left a row in its batch
+    return out
 
 
 def needs_watch(item: Planned) -> bool:
