@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from reconcile.policy.reads import (
-    PAGE,
     Read,
     Way,
     choose,
@@ -16,6 +15,8 @@ from reconcile.policy.reads import (
 )
 
 LIST, GET = Way.LIST, Way.GET
+
+PAGE = 500  # the shipped pageSize
 
 
 @pytest.mark.parametrize(
@@ -43,23 +44,23 @@ LIST, GET = Way.LIST, Way.GET
     ],
 )
 def test_list_or_get_table(read: Read, wanted: int, total: int | None, way: Way) -> None:
-    choice = choose(read, wanted, total)
+    choice = choose(read, wanted, total, page=PAGE)
     assert choice.way is way, choice.why
     assert str(wanted) in choice.why  # the reason -v logs names the counts it weighed
 
 
 def test_the_fetch_setting_forces_the_way_for_sources_only() -> None:
-    assert choose(Read.SOURCE_METADATA, 1000, 1000, mode="get").way is GET
-    assert choose(Read.SOURCE_CONTENT, 1, 10_000, mode="list").way is LIST
-    assert choose(Read.WORKLOADS, 1, 10_000, mode="list").way is GET
-    assert choose(Read.SOURCE_METADATA, 1, 1, mode="list").why == "fetch: list"
+    assert choose(Read.SOURCE_METADATA, 1000, 1000, mode="get", page=PAGE).way is GET
+    assert choose(Read.SOURCE_CONTENT, 1, 10_000, mode="list", page=PAGE).way is LIST
+    assert choose(Read.WORKLOADS, 1, 10_000, mode="list", page=PAGE).way is GET
+    assert choose(Read.SOURCE_METADATA, 1, 1, mode="list", page=PAGE).why == "fetch: list"
 
 
 def test_cluster_wide_source_lists() -> None:
-    assert choose_cluster_sources(100, 1600).way is LIST
-    assert choose_cluster_sources(100, 1601).way is GET  # sparse: stays flat in unrelated objects
-    assert choose_cluster_sources(100, None).way is GET
-    assert choose_cluster_sources(0, 10).way is GET
+    assert choose_cluster_sources(100, 1600, page=PAGE).way is LIST
+    assert choose_cluster_sources(100, 1601, page=PAGE).way is GET  # sparse: stays flat in unrelated objects
+    assert choose_cluster_sources(100, None, page=PAGE).way is GET
+    assert choose_cluster_sources(0, 10, page=PAGE).way is GET
 
 
 def test_a_kind_is_listed_in_full_once_when_most_of_many_need_their_spec() -> None:
@@ -69,10 +70,10 @@ def test_a_kind_is_listed_in_full_once_when_most_of_many_need_their_spec() -> No
 
 
 def test_requests_follow_the_choice() -> None:
-    assert requests_to_read(50, 120) == 1
-    assert requests_to_read(3, 75) == 3
-    assert requests_to_read(41, None) == 1
-    assert requests_to_read(600, 1200) == 3
+    assert requests_to_read(50, 120, page=PAGE) == 1
+    assert requests_to_read(3, 75, page=PAGE) == 3
+    assert requests_to_read(41, None, page=PAGE) == 1
+    assert requests_to_read(600, 1200, page=PAGE) == 3
 
 
 def test_request_seconds_at_the_pass_rate() -> None:

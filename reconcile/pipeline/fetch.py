@@ -180,7 +180,7 @@ class SourceReader:
         (one `limit=1` probe tells how many objects it holds)."""
         path = RESOURCES[kind].collection_path(None)
         total = self._size(path)
-        choice = choose_cluster_sources(wanted, total)
+        choice = choose_cluster_sources(wanted, total, page=self.client.options.page_size)
         log.info("%ss cluster-wide: %s (%s)", kind, choice.way, choice.why)
         if not choice.lists:
             return None
@@ -216,9 +216,10 @@ class SourceReader:
             return "list"
         wanted = len(names) if content else max(len(names), self._expected.get((namespace, kind), 0))
         read = Read.SOURCE_CONTENT if content else Read.SOURCE_METADATA
-        choice = choose(read, wanted, None, mode=self.mode)
+        page = self.client.options.page_size
+        choice = choose(read, wanted, None, page=page, mode=self.mode)
         if choice.lists and self.mode == "auto":  # worth a list by count: the namespace's size decides
-            choice = choose(read, wanted, self._count(namespace, kind))
+            choice = choose(read, wanted, self._count(namespace, kind), page=page)
         log.info("%s of %ss in %s: %s (%s)", read, kind, namespace, choice.way, choice.why)
         return "list" if choice.lists else "get"
 

@@ -57,6 +57,10 @@ from reconcile.policy.triage import (
 )
 
 log = logging.getLogger(__name__)
+ROTATE_ABOVE = 0.5
+"""A pass whose reads are estimated to take more than this share of the budget left for reading starts at
+a rotated batch: the estimate is rough (policy/reads.py), so passes that might not reach the end of the
+walk spread their starts, and no namespace is starved (docs/performance.md, "Time budget")."""
 
 
 def run_pass(
@@ -209,14 +213,15 @@ class PassWalk:
         )
 
     def may_not_fit(self, estimate: int) -> bool:
-        """Whether `estimate` requests may take more than half the budget left for reading."""
+        """Whether `estimate` requests may take more than `ROTATE_ABOVE` of the budget left for reading."""
         seconds = estimate * request_seconds(self.settings.qps)
-        return seconds > 0.5 * (self.budget.remaining() - self.budget.reserve - self.budget.held)
+        return seconds > ROTATE_ABOVE * (self.budget.remaining() - self.budget.reserve - self.budget.held)
 
     def hold_for_health(self, tally: Tally) -> None:
         """Keep a bounded share of the budget for the rollout-health checks after the pending work."""
         groups = tally.watched
-        reads = sum(requests_to_read(n, self.stage.census.get(key)) for key, n in groups.items())
+        page = self.settings.page_size
+        reads = sum(requests_to_read(n, self.stage.census.get(key), page=page) for key, n in groups.items())
         seconds = health_hold(
             reads + sum(groups.values()), request_seconds(self.settings.qps), self.settings.timeout
         )

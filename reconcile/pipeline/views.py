@@ -78,7 +78,9 @@ def read_objects(
     objects: dict[str, Any] = {}
     one_by_one: list[Listed] = []
     for (namespace, plural), group in groups.items():
-        choice = choose(Read.WORKLOADS, len(group), census.get((namespace, plural)))
+        choice = choose(
+            Read.WORKLOADS, len(group), census.get((namespace, plural)), page=client.options.page_size
+        )
         log.info("%s %s of %s: %s (%s)", Read.WORKLOADS, plural, namespace, choice.way, choice.why)
         if choice.lists:
             try:

@@ -6,8 +6,8 @@ each. Spread over the stages, the thresholds drifted apart and status reads bypa
 model answers every case from counts alone, and says why, so `-v` shows why a pass listed what it listed.
 
 The cost model. A GET moves one object in one request. A list moves every object of the collection in one
-request per page (`PAGE` objects). Requests are what a time budget pays for (1/qps seconds each at the
-shipped rate) and what the API server charges a full authn/authz/audit cycle for; bytes are what a list
+request per page (`pageSize` objects, handed in as `page`). Requests are what a time budget pays for
+(1/qps seconds each at the shipped rate) and what the API server charges a full authn/authz/audit cycle for; bytes are what a list
 wastes on the objects nobody wanted. So a list is chosen only where it saves requests (fewer pages than
 wanted objects) and the collection holds few enough objects per wanted one (`Bound.ratio`) that the bytes
 it wastes stay bounded. Where the collection's size is unknown, small wants stay GETs.
@@ -21,8 +21,6 @@ from enum import StrEnum
 from typing import Literal
 
 FetchMode = Literal["auto", "list", "get"]
-# Items per list page the client asks for (the client's `limit`).
-PAGE = 500
 
 
 class Way(StrEnum):
@@ -83,39 +81,41 @@ class Choice:
         return self.way is Way.LIST
 
 
-def pages(total: int) -> int:
-    return max(1, math.ceil(total / PAGE))
+def pages(total: int, page: int) -> int:
+    """Requests a list of `total` objects takes, `page` objects a request."""
+    return max(1, math.ceil(total / page))
 
 
-def choose(read: Read, wanted: int, total: int | None, *, mode: FetchMode = "auto") -> Choice:
-    """How to read `wanted` objects of one collection holding `total` (None: unknown) for `read`.
+def choose(read: Read, wanted: int, total: int | None, *, page: int, mode: FetchMode = "auto") -> Choice:
+    """How to read `wanted` objects of one collection holding `total` (None: unknown) for `read`, lists
+    paged `page` objects a request.
 
     `mode` is the `fetch` setting for sources (`list`/`get` force the way); workloads ignore it."""
     if read is not Read.WORKLOADS and mode != "auto":
         return Choice(Way(mode), f"fetch: {mode}")
-    return weigh(BOUNDS[read], wanted, total)
+    return weigh(BOUNDS[read], wanted, total, page)
 
 
-def choose_cluster_sources(wanted: int, total: int | None) -> Choice:
+def choose_cluster_sources(wanted: int, total: int | None, *, page: int) -> Choice:
     """Whether a whole-cluster pass learns the identities of `wanted` referenced sources of a kind from one
     cluster-wide metadata list (of `total` objects) instead of per namespace."""
     if total is None:
         return Choice(Way.GET, "the cluster's size of the kind is unknown")
-    return weigh(CLUSTER_SOURCES, wanted, total)
+    return weigh(CLUSTER_SOURCES, wanted, total, page)
 
 
-def weigh(bound: Bound, wanted: int, total: int | None) -> Choice:
+def weigh(bound: Bound, wanted: int, total: int | None, page: int) -> Choice:
     if wanted <= bound.more_than:
         return Choice(Way.GET, f"{wanted} wanted: at most {bound.more_than} are read by name")
     if total is None:
         if wanted <= bound.blind_more_than:
             return Choice(Way.GET, f"{wanted} wanted of a collection of unknown size")
         return Choice(Way.LIST, f"{wanted} wanted of a collection of unknown size")
-    if pages(total) >= wanted:
-        return Choice(Way.GET, f"{wanted} wanted: a list of {total} costs {pages(total)} pages")
+    if pages(total, page) >= wanted:
+        return Choice(Way.GET, f"{wanted} wanted: a list of {total} costs {pages(total, page)} pages")
     if total > bound.ratio * wanted:
         return Choice(Way.GET, f"{wanted} wanted of {total}: over {bound.ratio} per wanted one")
-    return Choice(Way.LIST, f"{wanted} wanted of {total}: one list of {pages(total)} page(s)")
+    return Choice(Way.LIST, f"{wanted} wanted of {total}: one list of {pages(total, page)} page(s)")
 
 
 def choose_kind_in_full(needing: int, opted: int) -> Choice:
@@ -145,8 +145,8 @@ def request_seconds(qps: float) -> float:
     return 1.0 / qps if qps > 0 else UNLIMITED_REQUEST_SECONDS
 
 
-def requests_to_read(wanted: int, total: int | None) -> int:
+def requests_to_read(wanted: int, total: int | None, *, page: int) -> int:
     """Requests that reading `wanted` workloads of a collection of `total` in full takes, as chosen."""
-    if choose(Read.WORKLOADS, wanted, total).lists:
-        return pages(total) if total is not None else 1
+    if choose(Read.WORKLOADS, wanted, total, page=page).lists:
+        return pages(total, page) if total is not None else 1
     return wanted
