@@ -8,9 +8,10 @@ model answers every case from counts alone, and says why, so `-v` shows why a pa
 The cost model. A GET moves one object in one request. A list moves every object of the collection in one
 request per page (`pageSize` objects, handed in as `page`). Requests are what a time budget pays for
 (1/qps seconds each at the shipped rate) and what the API server charges a full authn/authz/audit cycle
-for; bytes are what a list wastes on the objects nobody wanted. So a list is chosen only where it saves requests (fewer pages than
-wanted objects) and the collection holds few enough objects per wanted one (`Bound.ratio`) that the bytes
-it wastes stay bounded. Where the collection's size is unknown, small wants stay GETs.
+for; bytes are what a list wastes on the objects nobody wanted. So a list is chosen only where it saves
+requests (fewer pages than wanted objects) and the collection holds few enough objects per wanted one
+(`Bound.ratio`) that the bytes it wastes stay bounded. Where the collection's size is unknown, small
+wants stay GETs.
 """
 
 from __future__ import annotations
