@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reconcile.policy.reads import (
+    Costs,
     Read,
     Way,
     choose,
@@ -17,6 +18,7 @@ from reconcile.policy.reads import (
 LIST, GET = Way.LIST, Way.GET
 
 PAGE = 500  # the shipped pageSize
+COSTS = Costs(PAGE)  # qps 0: requests and bytes both cost time
 
 
 @pytest.mark.parametrize(
@@ -44,23 +46,25 @@ PAGE = 500  # the shipped pageSize
     ],
 )
 def test_list_or_get_table(read: Read, wanted: int, total: int | None, way: Way) -> None:
-    choice = choose(read, wanted, total, page=PAGE)
+    choice = choose(read, wanted, total, costs=COSTS)
     assert choice.way is way, choice.why
     assert str(wanted) in choice.why  # the reason -v logs names the counts it weighed
 
 
 def test_the_fetch_setting_forces_the_way_for_sources_only() -> None:
-    assert choose(Read.SOURCE_METADATA, 1000, 1000, mode="get", page=PAGE).way is GET
-    assert choose(Read.SOURCE_CONTENT, 1, 10_000, mode="list", page=PAGE).way is LIST
-    assert choose(Read.WORKLOADS, 1, 10_000, mode="list", page=PAGE).way is GET
-    assert choose(Read.SOURCE_METADATA, 1, 1, mode="list", page=PAGE).why == "fetch: list"
+    assert choose(Read.SOURCE_METADATA, 1000, 1000, mode="get", costs=COSTS).way is GET
+    assert choose(Read.SOURCE_CONTENT, 1, 10_000, mode="list", costs=COSTS).way is LIST
+    assert choose(Read.WORKLOADS, 1, 10_000, mode="list", costs=COSTS).way is GET
+    assert choose(Read.SOURCE_METADATA, 1, 1, mode="list", costs=COSTS).why == "fetch: list"
 
 
 def test_cluster_wide_source_lists() -> None:
-    assert choose_cluster_sources(100, 1600, page=PAGE).way is LIST
-    assert choose_cluster_sources(100, 1601, page=PAGE).way is GET  # sparse: stays flat in unrelated objects
-    assert choose_cluster_sources(100, None, page=PAGE).way is GET
-    assert choose_cluster_sources(0, 10, page=PAGE).way is GET
+    assert choose_cluster_sources(100, 1600, costs=COSTS).way is LIST
+    assert (
+        choose_cluster_sources(100, 1601, costs=COSTS).way is GET
+    )  # sparse: stays flat in unrelated objects
+    assert choose_cluster_sources(100, None, costs=COSTS).way is GET
+    assert choose_cluster_sources(0, 10, costs=COSTS).way is GET
 
 
 def test_a_kind_is_listed_in_full_once_when_most_of_many_need_their_spec() -> None:
@@ -70,12 +74,40 @@ def test_a_kind_is_listed_in_full_once_when_most_of_many_need_their_spec() -> No
 
 
 def test_requests_follow_the_choice() -> None:
-    assert requests_to_read(50, 120, page=PAGE) == 1
-    assert requests_to_read(3, 75, page=PAGE) == 3
-    assert requests_to_read(41, None, page=PAGE) == 1
-    assert requests_to_read(600, 1200, page=PAGE) == 3
+    assert requests_to_read(50, 120, costs=COSTS) == 1
+    assert requests_to_read(3, 75, costs=COSTS) == 3
+    assert requests_to_read(41, None, costs=COSTS) == 1
+    assert requests_to_read(600, 1200, costs=COSTS) == 3
 
 
 def test_request_seconds_at_the_pass_rate() -> None:
     assert request_seconds(20) == pytest.approx(0.05)
     assert 0 < request_seconds(0) < 0.05  # unlimited: still not free, for the estimates
+
+
+LIMITED = Costs(PAGE, qps=20)  # the shipped rate: each request costs the budget 50 ms
+
+
+@pytest.mark.parametrize(
+    ("wanted", "total", "way"),
+    [
+        (2, 2, GET),  # a probe and a list would cost as much as the GETs
+        (3, None, LIST),  # worth probing the namespace's size
+        (12, 80, LIST),  # a first install's namespace: 2 requests instead of 12
+        (12, 192, LIST),  # 16 per wanted one
+        (12, 193, GET),  # sparser: the bytes it would waste stay bounded
+        (600, 1200, LIST),
+    ],
+)
+def test_at_a_rate_limit_content_is_listed_wherever_the_list_saves_requests(
+    wanted: int, total: int | None, way: Way
+) -> None:
+    choice = choose(Read.SOURCE_CONTENT, wanted, total, costs=LIMITED)
+    assert choice.way is way, choice.why
+    assert "at qps 20 each request costs 0.05 s" in choice.why
+
+
+def test_without_a_rate_limit_content_and_other_reads_weigh_as_before() -> None:
+    assert choose(Read.SOURCE_CONTENT, 12, 80, costs=COSTS).way is GET
+    assert choose(Read.SOURCE_METADATA, 12, 80, costs=LIMITED).way is GET  # metadata: one bound for both
+    assert choose(Read.WORKLOADS, 2, 3, costs=LIMITED).way is LIST

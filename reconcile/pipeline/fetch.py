@@ -35,7 +35,7 @@ from reconcile.model.sources import (
     read_meta,
 )
 from reconcile.pipeline.stream import NamespaceStream, take_each
-from reconcile.policy.reads import FetchMode, Read, choose, choose_cluster_sources
+from reconcile.policy.reads import Costs, FetchMode, Read, choose, choose_cluster_sources
 
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
 HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"
@@ -180,7 +180,7 @@ class SourceReader:
         (one `limit=1` probe tells how many objects it holds)."""
         path = RESOURCES[kind].collection_path(None)
         total = self._size(path)
-        choice = choose_cluster_sources(wanted, total, page=self.client.options.page_size)
+        choice = choose_cluster_sources(wanted, total, costs=costs_of(self.client))
         log.info("%ss cluster-wide: %s (%s)", kind, choice.way, choice.why)
         if not choice.lists:
             return None
@@ -216,10 +216,10 @@ class SourceReader:
             return "list"
         wanted = len(names) if content else max(len(names), self._expected.get((namespace, kind), 0))
         read = Read.SOURCE_CONTENT if content else Read.SOURCE_METADATA
-        page = self.client.options.page_size
-        choice = choose(read, wanted, None, page=page, mode=self.mode)
+        costs = costs_of(self.client)
+        choice = choose(read, wanted, None, costs=costs, mode=self.mode)
         if choice.lists and self.mode == "auto":  # worth a list by count: the namespace's size decides
-            choice = choose(read, wanted, self._count(namespace, kind), page=page)
+            choice = choose(read, wanted, self._count(namespace, kind), costs=costs)
         log.info("%s of %ss in %s: %s (%s)", read, kind, namespace, choice.way, choice.why)
         return "list" if choice.lists else "get"
 
@@ -422,6 +422,11 @@ class SourceReader:
                 )
         except RehashError as exc:  # undecodable content fails the workloads that use this source
             result.broken[key] = exc
+
+
+def costs_of(client: KubeClient) -> Costs:
+    """What a read through this client costs: its page size, and its rate limit."""
+    return Costs(client.options.page_size, client.options.qps)
 
 
 def _cluster_list_failed(kind: str, exc: RehashError) -> None:

@@ -44,7 +44,7 @@ from reconcile.pipeline.write import WriteOptions, Writer
 from reconcile.policy.decide import Planned, with_rollout
 from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
 from reconcile.policy.priority import health_hold
-from reconcile.policy.reads import estimate_reads, request_seconds, requests_to_read
+from reconcile.policy.reads import Costs, estimate_reads, request_seconds, requests_to_read
 from reconcile.policy.rules import Rules
 from reconcile.policy.tally import Tally
 from reconcile.policy.triage import (
@@ -220,8 +220,8 @@ class PassWalk:
     def hold_for_health(self, tally: Tally) -> None:
         """Keep a bounded share of the budget for the rollout-health checks after the pending work."""
         groups = tally.watched
-        page = self.settings.page_size
-        reads = sum(requests_to_read(n, self.stage.census.get(key), page=page) for key, n in groups.items())
+        costs = Costs(self.settings.page_size, self.settings.qps)
+        reads = sum(requests_to_read(n, self.stage.census.get(key), costs=costs) for key, n in groups.items())
         seconds = health_hold(
             reads + sum(groups.values()), request_seconds(self.settings.qps), self.settings.timeout
         )

@@ -19,7 +19,7 @@ from reconcile.errors import NotFound, PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.workload import Listed, Target, read_target
-from reconcile.pipeline.fetch import gather
+from reconcile.pipeline.fetch import costs_of, gather
 from reconcile.policy.reads import Read, choose
 
 log = logging.getLogger(__name__)
@@ -78,9 +78,7 @@ def read_objects(
     objects: dict[str, Any] = {}
     one_by_one: list[Listed] = []
     for (namespace, plural), group in groups.items():
-        choice = choose(
-            Read.WORKLOADS, len(group), census.get((namespace, plural)), page=client.options.page_size
-        )
+        choice = choose(Read.WORKLOADS, len(group), census.get((namespace, plural)), costs=costs_of(client))
         log.info("%s %s of %s: %s (%s)", Read.WORKLOADS, plural, namespace, choice.way, choice.why)
         if choice.lists:
             try:

@@ -39,6 +39,19 @@ class Read(StrEnum):
 
 
 @dataclass(frozen=True)
+class Costs:
+    """What the pass pays for a read: lists come `page` objects a request, and at a rate limit (`qps` > 0)
+    every request costs the budget 1/qps seconds while the bytes it moves cost almost nothing."""
+
+    page: int
+    qps: float = 0.0
+
+    @property
+    def rate_limited(self) -> bool:
+        return self.qps > 0
+
+
+@dataclass(frozen=True)
 class Bound:
     more_than: int
     """A list is considered only for more wanted objects than this."""
@@ -47,6 +60,8 @@ class Bound:
     blind_more_than: int = 40
     """Where the collection's size is unknown, a list only for more wanted objects than this (a source
     reader then probes the size with a `limit=1` list and asks again)."""
+    limited: Bound | None = None
+    """The bound at a rate limit, where requests are what the budget pays for (None: the same)."""
 
 
 # Measured with `make bench` (docs/performance.md, docs/configuration.md "Time budget"):
@@ -59,9 +74,15 @@ class Bound:
 #   namespace's objects of the kind as soon as it saves requests and moves at most 4 objects per wanted
 #   one (a Deployment is a few KB; at the shipped qps 20 a GET costs the budget 50 ms: 120 Deployments of
 #   one namespace changed at once are one list, not 120 GETs).
+# - source content at a rate limit (the shipped qps 20): each GET costs the budget 50 ms and a wasted object
+#   of a list a few KB, so a namespace's content list as soon as the probe and the list together save
+#   requests and it moves at most 16 objects per wanted one. A first install then reads a namespace's
+#   sources with a list per kind, not a GET per referenced source (docs/performance.md, "Defaults").
 BOUNDS = {
     Read.SOURCE_METADATA: Bound(more_than=40, ratio=16),
-    Read.SOURCE_CONTENT: Bound(more_than=40, ratio=4),
+    Read.SOURCE_CONTENT: Bound(
+        more_than=40, ratio=4, limited=Bound(more_than=2, ratio=16, blind_more_than=2)
+    ),
     Read.WORKLOADS: Bound(more_than=1, ratio=4),
 }
 # Cluster-wide metadata list of a source kind in a whole-cluster pass: no minimum (one request per page
@@ -87,22 +108,28 @@ def pages(total: int, page: int) -> int:
     return max(1, math.ceil(total / page))
 
 
-def choose(read: Read, wanted: int, total: int | None, *, page: int, mode: FetchMode = "auto") -> Choice:
-    """How to read `wanted` objects of one collection holding `total` (None: unknown) for `read`, lists
-    paged `page` objects a request.
+def choose(read: Read, wanted: int, total: int | None, *, costs: Costs, mode: FetchMode = "auto") -> Choice:
+    """How to read `wanted` objects of one collection holding `total` (None: unknown) for `read`, at
+    these `costs`.
 
     `mode` is the `fetch` setting for sources (`list`/`get` force the way); workloads ignore it."""
     if read is not Read.WORKLOADS and mode != "auto":
         return Choice(Way(mode), f"fetch: {mode}")
-    return weigh(BOUNDS[read], wanted, total, page)
+    bound = BOUNDS[read]
+    if costs.rate_limited and bound.limited is not None:
+        choice = weigh(bound.limited, wanted, total, costs.page)
+        return Choice(
+            choice.way, f"{choice.why}; at qps {costs.qps:g} each request costs {1 / costs.qps:.3g} s"
+        )
+    return weigh(bound, wanted, total, costs.page)
 
 
-def choose_cluster_sources(wanted: int, total: int | None, *, page: int) -> Choice:
+def choose_cluster_sources(wanted: int, total: int | None, *, costs: Costs) -> Choice:
     """Whether a whole-cluster pass learns the identities of `wanted` referenced sources of a kind from one
     cluster-wide metadata list (of `total` objects) instead of per namespace."""
     if total is None:
         return Choice(Way.GET, "the cluster's size of the kind is unknown")
-    return weigh(CLUSTER_SOURCES, wanted, total, page)
+    return weigh(CLUSTER_SOURCES, wanted, total, costs.page)
 
 
 def weigh(bound: Bound, wanted: int, total: int | None, page: int) -> Choice:
@@ -146,8 +173,8 @@ def request_seconds(qps: float) -> float:
     return 1.0 / qps if qps > 0 else UNLIMITED_REQUEST_SECONDS
 
 
-def requests_to_read(wanted: int, total: int | None, *, page: int) -> int:
+def requests_to_read(wanted: int, total: int | None, *, costs: Costs) -> int:
     """Requests that reading `wanted` workloads of a collection of `total` in full takes, as chosen."""
-    if choose(Read.WORKLOADS, wanted, total, page=page).lists:
-        return pages(total, page) if total is not None else 1
+    if choose(Read.WORKLOADS, wanted, total, costs=costs).lists:
+        return pages(total, costs.page) if total is not None else 1
     return wanted
