@@ -7,6 +7,12 @@ It owns what every caller would otherwise get subtly wrong: bounded retries with
 survives expiring `continue` tokens (below), and errors built from the server's `Status` that never carry a
 token, a header or a request body. One `requests.Session` is shared, so a small thread pool may call it.
 
+A dead server is said at once: until the server has answered once, a refused connection (or a host that does
+not resolve) gets one short retry, then UnreachableError names the address (a wrong address in a kubeconfig
+fails in about a second, not after a minute of backoff); once it has answered, the same failure is retried
+like any other (a kube-apiserver restarting mid-pass). Every retry is logged at WARNING, the default
+verbosity, with its cause and wait, so a server that accepts but never answers shows while it is waited for.
+
 Expired `continue` tokens. A paged list reads one etcd snapshot; when etcd compacts it away before the
 last page (a busy cluster, a slow pass), the next `continue` request answers 410 Expired. Restarting from
 the first page is no cure: a pass slow enough to lose one token loses the next as well. So, like
