@@ -156,7 +156,8 @@ def test_a_kubeconfig_with_the_wrong_ca_fails_tls_exit_4_and_nothing_written(clu
     path = cluster.tmp / "wrong-ca"
     path.write_text(yaml.safe_dump(doc))
     result = cluster.cli("run", "--kubeconfig", str(path), kubeconfig=False)
-    assert_exit_4_one_line(result, cluster, "TLS")
+    assert_exit_4_one_line(result, cluster, "TLS failure: [SSL: CERTIFICATE_VERIFY_FAILED]")
+    assert f"checked against certificate-authority-data (kubeconfig {path} context " in result.stderr
     # the environment cannot switch verification off or route around it
     env = {"REQUESTS_CA_BUNDLE": "/dev/null", "CURL_CA_BUNDLE": "", "HTTPS_PROXY": "http://127.0.0.1:9"}
     again = cluster.cli("run", "--kubeconfig", str(path), env=env, kubeconfig=False)
