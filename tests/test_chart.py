@@ -237,6 +237,31 @@ def test_existing_hash_key_secret_is_not_generated(helm: Path) -> None:
     assert next(v for v in volumes if v["name"] == "hash-key")["secret"]["secretName"] == "my-key"
 
 
+def install_notes(helm: Path, *flags: str) -> str:
+    """The NOTES `helm install` prints (a client-side dry run: no cluster)."""
+    args = ["install", "kube-rehash", str(CHART), "--namespace", "kube-rehash", "--dry-run=client", *flags]
+    out = run_helm(helm, *args).stdout
+    return out[out.index("NOTES:") :]
+
+
+def test_install_notes_say_how_to_run_a_pass_now_read_it_and_plan_with_the_clusters_key(helm: Path) -> None:
+    notes = install_notes(helm)
+    assert "kubectl -n kube-rehash create job --from=cronjob/kube-rehash kube-rehash-now" in notes
+    assert "kubectl -n kube-rehash logs job/kube-rehash-now" in notes
+    assert "get secret kube-rehash-hash-key -o jsonpath='{.data.key}' | base64 -d > kube-rehash.key" in notes
+    assert "KUBE_REHASH_HASH_KEY_FILE=kube-rehash.key kube-rehash plan\n" in notes
+    assert "ghcr.io/kube-rehash/kube-rehash:" in notes and "image.repository" in notes
+
+
+def test_install_notes_follow_the_scope_the_key_secret_and_the_shards(helm: Path) -> None:
+    flags = ["--set", "scope.namespaces={team-a,team-b}", "--set", "hashKey.existingSecret=my-key"]
+    notes = install_notes(helm, *flags, "--set", "shards=3")
+    assert "in the namespaces team-a, team-b" in notes
+    assert "get secret my-key -o jsonpath" in notes
+    assert "kube-rehash plan -n team-a -n team-b\n" in notes
+    assert "logs -l job-name=kube-rehash-now --prefix" in notes
+
+
 @pytest.mark.parametrize(
     ("flag", "field"),
     [

@@ -119,7 +119,7 @@ def test_entrypoint_and_cmd_run_a_pass_from_the_installed_wheel(image: Path, tmp
             check=False,
         )
     assert done.returncode == 0, done.stderr
-    assert "1 workloads: 1 adopt" in done.stdout
+    assert "1 workload: 1 adopt" in done.stdout
     find = subprocess.run(
         [str(image / "bin" / "python"), "-c", "import setuptools"],
         capture_output=True,

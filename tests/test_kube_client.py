@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import ssl
 import threading
 from collections.abc import Iterator
@@ -547,28 +546,6 @@ def test_invalid_options_are_config_errors(options: dict[str, Any]) -> None:
         ClientOptions(**options)
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
-def test_closed_port_is_unreachable(tmp_path: Path, clock: FakeClock) -> None:
-    server = f"https://127.0.0.1:{closed_port()}"
-    creds = load_credentials(
-        AuthOptions(kubeconfig=str(write_kubeconfig(tmp_path / "c", TOKEN, server))), env={}
-    )
-    with (
-        KubeClient(creds, ClientOptions(max_retries=2), clock=clock.monotonic, sleep=clock.sleep) as kube,
-        pytest.raises(UnreachableError) as caught,
-    ):
-        kube.check_connection()
-    message = str(caught.value)
-    assert message.startswith(f"cannot reach {server} after 3 attempts: ") and "refused" in message
-    assert TOKEN not in message and caught.value.exit_code == 4
-
-
 class _Handler(BaseHTTPRequestHandler):
     seen: list[tuple[str | None, bool]] = []
 
@@ -618,9 +595,12 @@ def test_tls_with_unknown_ca_is_unreachable(tls_server: tuple[str, Path, Pair], 
     creds = load_credentials(AuthOptions(kubeconfig=str(config)), env={})
     with (
         KubeClient(creds, clock=clock.monotonic, sleep=clock.sleep) as kube,
-        pytest.raises(UnreachableError, match=f"{url}: TLS failure: .*CERTIFICATE_VERIFY_FAILED"),
+        pytest.raises(UnreachableError) as caught,
     ):
         kube.check_connection()
+    message = str(caught.value)
+    assert message.startswith(f"{url}: TLS failure: [SSL: CERTIFICATE_VERIFY_FAILED]"), message
+    assert f"checked against certificate-authority {other_ca}" in message
     assert _Handler.seen == []
 
 
@@ -644,19 +624,6 @@ def test_tls_with_kubeconfig_ca_and_client_cert_sends_token_and_cert(
     with KubeClient(creds) as kube:
         assert kube.check_connection() == {"gitVersion": "v1.31.0"}
     assert _Handler.seen == [(f"Bearer {TOKEN}", True)]
-
-
-def test_create_is_retried_when_the_connection_was_never_established(
-    tmp_path: Path, clock: FakeClock
-) -> None:
-    server = f"https://127.0.0.1:{closed_port()}"
-    creds = load_credentials(
-        AuthOptions(kubeconfig=str(write_kubeconfig(tmp_path / "c", TOKEN, server))), env={}
-    )
-    with KubeClient(creds, ClientOptions(max_retries=2), clock=clock.monotonic, sleep=clock.sleep) as kube:
-        with pytest.raises(UnreachableError):
-            kube.create("/api/v1/namespaces/web/events", {"kind": "Event"})
-        assert kube.stats.snapshot()["requests"] == {"create": {"error": 3}}
 
 
 def test_concurrent_calls_share_one_client(client: KubeClient, mock: responses.RequestsMock) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from data.certs import cert_pem, make_ca
 
 from reconcile.errors import CredentialsError
 from reconcile.kube import auth
@@ -24,6 +25,7 @@ from reconcile.kube.auth import AuthOptions, Credentials, load_credentials
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = "https://127.0.0.1:6443"
+CA = cert_pem(make_ca("kubeconfig-test-ca")[0])  # a CA file must hold a certificate (checked at load)
 
 # A plugin that records KUBERNETES_EXEC_INFO and its env, counts its runs, and answers per its mode.
 PLUGIN = textwrap.dedent(
@@ -104,7 +106,7 @@ def test_relative_paths_resolve_against_the_file_that_defined_the_entry(tmp_path
     users = {"users": [{"name": "u", "user": {"tokenFile": "token"}}], "contexts": [], "clusters": []}
     (tmp_path / "users" / "config").write_text(yaml.safe_dump(users))
     (tmp_path / "clusters").mkdir()
-    (tmp_path / "clusters" / "ca.crt").write_text("CA")
+    (tmp_path / "clusters" / "ca.crt").write_bytes(CA)
     cluster = {"server": SERVER, "certificate-authority": "ca.crt"}
     kubeconfig(tmp_path / "clusters" / "config", {"token": "unused"}, cluster)
     env = {"KUBECONFIG": f"{tmp_path / 'users' / 'config'}:{tmp_path / 'clusters' / 'config'}"}
@@ -117,11 +119,11 @@ def test_data_overrides_file_and_is_written_private(tmp_path: Path) -> None:
     cluster = {
         "server": SERVER,
         "certificate-authority": "missing.crt",
-        "certificate-authority-data": b64(b"CA"),
+        "certificate-authority-data": b64(CA),
     }
     session = load(kubeconfig(tmp_path / "config", {"token": "t"}, cluster)).new_session()
     assert isinstance(session.verify, str)
-    assert Path(session.verify).read_bytes() == b"CA"
+    assert Path(session.verify).read_bytes() == CA
     assert stat.S_IMODE(os.stat(session.verify).st_mode) == 0o600
 
 
@@ -175,7 +177,7 @@ def test_exec_plugin_gets_exec_info_env_and_cluster_info(tmp_path: Path) -> None
     user = exec_user(tmp_path, "plain", env=[{"name": "EXTRA", "value": "from-kubeconfig"}])
     user["exec"]["provideClusterInfo"] = True
     ext = [{"name": "client.authentication.k8s.io/exec", "extension": {"audience": "x"}}]
-    cluster = {"server": SERVER, "certificate-authority-data": b64(b"CA"), "extensions": ext}
+    cluster = {"server": SERVER, "certificate-authority-data": b64(CA), "extensions": ext}
     creds = load(kubeconfig(tmp_path / "config", user, cluster))
     assert creds.authorization() == "Bearer token-1"
     (run,) = runs(tmp_path)
@@ -184,7 +186,7 @@ def test_exec_plugin_gets_exec_info_env_and_cluster_info(tmp_path: Path) -> None
     assert info["spec"]["interactive"] is False
     assert info["spec"]["cluster"] == {
         "server": SERVER,
-        "certificate-authority-data": b64(b"CA"),
+        "certificate-authority-data": b64(CA),
         "config": {"audience": "x"},
     }
     assert run["env"] == "from-kubeconfig"

@@ -52,3 +52,19 @@ def test_a_small_text_report_lists_every_row() -> None:
     lines = report.render_text().splitlines()
     assert len(lines) == 1 + 6 + 1
     assert sum(1 for line in lines if line.startswith("in-sync")) == 5
+
+
+def test_the_summary_line_counts_workloads_and_scopes_apart_with_plurals() -> None:
+    failed_scopes = [
+        Row.scope_failure("Deployment", f"ns-{i}", "list failed: 403 Forbidden") for i in range(5)
+    ]
+    assert Report(rows=failed_scopes).summary_line().startswith("0 workloads; 5 scopes failed in ")
+    one = Report(rows=rows(1, action="rollout") + failed_scopes[:1])
+    assert one.summary_line().startswith("1 workload: 1 rollout; 1 scope failed in ")
+    assert Report().summary_line().startswith("0 workloads: nothing to do in ")
+    assert Report(rows=rows(2)).summary_line().startswith("2 workloads: 2 in-sync in ")
+
+
+def test_the_json_summary_still_counts_scope_rows_under_their_action() -> None:
+    report = Report(rows=[*rows(2), Row.scope_failure("StatefulSet", "*", "list failed")])
+    assert report.summary()["workloads"] == 3 and report.summary()["failed"] == 1

@@ -210,7 +210,7 @@ def test_the_config_flag_wins_over_kube_rehash_config(tmp_path: Path) -> None:
         ("pageSize: 0\n", "config.yaml: pageSize: 0 is less than the minimum of 1"),
         ("timeout: 0\n", "config.yaml: timeout: 0 is less than or equal to the minimum of 0"),
         ("qps: fast\n", "config.yaml: qps: 'fast' is not of type 'number'"),
-        ("events: maybe\n", "config.yaml: events: 'maybe' is not of type 'boolean'"),
+        ("events: maybe\n", "config.yaml: events: 'maybe' is not a boolean (true or false)"),
         ("firstSight: restart\n", "config.yaml: firstSight: 'restart' is not one of ['adopt', 'rollout']"),
         ("compat: [kustomize]\n", "config.yaml: compat[0]: 'kustomize' is not one of"),
         ("kinds: [Job]\n", "config.yaml: kinds[0]: 'Job' is not one of"),
@@ -268,7 +268,15 @@ def test_the_config_flag_wins_over_kube_rehash_config(tmp_path: Path) -> None:
         ),
         ("rolloutDeadline: 0s\n", "config.yaml: rolloutDeadline: '0s' is not a positive duration"),
         ("rolloutDeadline: 600\n", "config.yaml: rolloutDeadline: 600 is not of type 'string'"),
-        ("failOnStalled: maybe\n", "config.yaml: failOnStalled: 'maybe' is not of type 'boolean'"),
+        ("failOnStalled: maybe\n", "config.yaml: failOnStalled: 'maybe' is not a boolean (true or false)"),
+        ("events: yes\n", "config.yaml: events: 'yes' is not a boolean (true or false)"),
+        ("events: off\n", "config.yaml: events: 'off' is not a boolean (true or false)"),
+        ("events: 1\n", "config.yaml: events: 1 is not a boolean (true or false)"),
+        (
+            'skipIfPodsNewer: "false"\n',
+            "config.yaml: skipIfPodsNewer: 'false' is not a boolean (true or false) "
+            "(write true or false unquoted)",
+        ),
     ],
 )
 def test_an_invalid_config_file_is_one_line_naming_file_key_and_problem(
@@ -307,7 +315,7 @@ def test_environment_variables_set_every_field(tmp_path: Path) -> None:
         "KUBE_REHASH_MAX_ROLLOUTS": "5",
         "KUBE_REHASH_RESTART_WINDOW": "* 01:00-05:00 America/New_York",
         "KUBE_REHASH_ROLLOUT_DEADLINE": "45s",
-        "KUBE_REHASH_FAIL_ON_STALLED": "yes",
+        "KUBE_REHASH_FAIL_ON_STALLED": "true",
         "KUBE_REHASH_COMPAT": "pod-reloader",
         "KUBE_REHASH_FETCH": "list",
         "KUBE_REHASH_DRY_RUN": "server",
@@ -467,6 +475,14 @@ def test_unrelated_kube_rehash_variables_such_as_service_links_are_ignored(tmp_p
             {"KUBE_REHASH_FAIL_ON_STALLED": "sometimes"},
             {},
             "KUBE_REHASH_FAIL_ON_STALLED: 'sometimes' is not a",
+        ),
+        *(
+            (
+                {"KUBE_REHASH_EVENTS": text},
+                {},
+                f"KUBE_REHASH_EVENTS: {text!r} is not a boolean (true or false)",
+            )
+            for text in ("yes", "no", "1", "0", "on", "off", "True", "FALSE")
         ),
         ({}, {"restart_window": "Mon"}, "--restart-window: window 1 'Mon': missing the times HH:MM-HH:MM"),
         (
@@ -639,3 +655,15 @@ def test_an_empty_restart_window_in_the_file_is_always_open(tmp_path: Path) -> N
 
 def test_a_rollout_deadline_built_directly_is_a_timedelta() -> None:
     assert Settings(rollout_deadline=timedelta(seconds=30)).rollout_deadline == timedelta(seconds=30)
+
+
+@pytest.mark.parametrize(("text", "expected"), [("true", True), ("false", False), (" true ", True)])
+def test_a_boolean_in_the_environment_is_exactly_true_or_false(
+    tmp_path: Path, text: str, expected: bool
+) -> None:
+    assert _load(tmp_path, env={"KUBE_REHASH_EVENTS": text}).events is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [("true", True), ("False", False), ("TRUE", True)])
+def test_yaml_booleans_in_the_config_file_are_accepted(tmp_path: Path, text: str, expected: bool) -> None:
+    assert _load(tmp_path, f"events: {text}\n").events is expected

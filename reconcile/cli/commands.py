@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TextIO
 
 from reconcile import __version__
 from reconcile.cli.allocator import tune_allocator
@@ -207,10 +207,14 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
     finally:
         client.close()
     if settings.output == "json":
-        report.write_json(sys.stdout)
-        print()
+
+        def write_report(out: TextIO) -> None:
+            report.write_json(out)
+            out.write("\n")
+
+        write_stdout(write_report)
     else:
-        print(report.render_text())
+        write_stdout(lambda out: out.write(report.render_text() + "\n"))
     if settings.pushgateway:
         push(settings, report)
     if report.budget_exhausted and not report.interrupted and report.decided == 0:
@@ -228,6 +232,21 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
     if detailed and report.pending_rollouts:
         return EXIT_PENDING
     return EXIT_OK
+
+
+def write_stdout(write: Callable[[TextIO], object]) -> None:
+    """Write a command's output and flush it; a reader that went away (`| head`) ends it quietly.
+
+    The rest of the output is dropped: stdout is pointed at /dev/null, so neither this write nor the
+    interpreter's last flush raises BrokenPipeError, and the command exits as its pass did."""
+    try:
+        write(sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        log.debug("stdout was closed by its reader; the rest of the output is dropped")
 
 
 def requests_by_code(api: dict[str, Any]) -> dict[tuple[str, int], int]:
@@ -283,7 +302,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     finally:
         client.close()
     if settings.output == "json":
-        print(json.dumps(explanation.to_json(), indent=2))
+        write_stdout(lambda out: out.write(json.dumps(explanation.to_json(), indent=2) + "\n"))
     else:
-        print(explanation.render_text())
+        write_stdout(lambda out: out.write(explanation.render_text() + "\n"))
     return EXIT_FAILED if explanation.decision.action.value == "failed" else EXIT_OK

@@ -13,6 +13,7 @@ each setting is, its default, key, variable, flag and rules: the table in reconc
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from difflib import get_close_matches
 from importlib import resources
@@ -56,6 +57,16 @@ def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+# Booleans as in YAML 1.2 (true/false): YAML 1.1's yes/no/on/off stay strings, so `events: yes` is an
+# error naming the field rather than a guess (the environment's and the annotations' rule too).
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != _BOOL_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_StrictLoader.add_implicit_resolver(
+    _BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 
 
 def load_schema() -> dict[str, Any]:
@@ -93,6 +104,9 @@ def _schema_problem(error: jsonschema.ValidationError) -> tuple[str, str]:
         check = _PATTERN_CHECKS.get(field_name)
         problem = check(error.instance) if check else None
         return _format_path(path), problem or f"{error.instance!r} does not match {error.validator_value}"
+    if error.validator == "type" and error.validator_value == "boolean":
+        quoted = " (write true or false unquoted)" if error.instance in ("true", "false") else ""
+        return _format_path(path), f"{error.instance!r} is not a boolean (true or false){quoted}"
     return _format_path(path) or "(top level)", error.message
 
 

@@ -104,14 +104,12 @@ def _number(
 
 
 def _boolean(value: object, from_text: bool) -> object:
+    """True or False; as text (the environment) exactly `true` or `false`: `yes`, `1` or `on` are errors,
+    not a guess (the same rule as the annotations' booleans and the config file's YAML)."""
     if isinstance(value, bool):
         return value
-    if from_text and isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("true", "1", "yes", "on"):
-            return True
-        if text in ("false", "0", "no", "off"):
-            return False
+    if from_text and isinstance(value, str) and value.strip() in ("true", "false"):
+        return value.strip() == "true"
     raise ValueError(f"{_describe(value)} is not a boolean (true or false)")
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import os
+import ssl
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -68,6 +69,8 @@ class _Loaded:
     cert: tuple[str, str] | None
     proxy: str | None
     header: HeaderSource | None
+    trust: str
+    """What the server's certificate is checked against, for TLS error messages."""
 
 
 class Credentials:
@@ -89,6 +92,11 @@ class Credentials:
     def server(self) -> str:
         """The API server URL without a trailing slash."""
         return self._loaded.server
+
+    @property
+    def trust(self) -> str:
+        """What the server's certificate is checked against (e.g. "certificate-authority /x/ca.crt")."""
+        return self._loaded.trust
 
     @property
     def server_name(self) -> str | None:
@@ -175,9 +183,10 @@ def _load_in_cluster(source: _Source) -> _Loaded:
     ca = os.path.join(source.service_account_dir, "ca.crt")
     if not os.path.isfile(ca):
         raise CredentialsError(f"{where}: {ca} does not exist")
+    check_ca(ca, f"{where}: {ca}")
     token_file = os.path.join(source.service_account_dir, "token")
     header = FileToken(token_file, TOKEN_REREAD_INTERVAL, "bearer", where)
-    return _Loaded("in-cluster service account", f"https://{host}:{port}", None, ca, None, None, header)
+    return _Loaded("in-cluster service account", f"https://{host}:{port}", None, ca, None, None, header, ca)
 
 
 def _load_kubeconfig(selection: Selection, env: Mapping[str, str]) -> _Loaded:
@@ -187,6 +196,11 @@ def _load_kubeconfig(selection: Selection, env: Mapping[str, str]) -> _Loaded:
         raise CredentialsError(f"{where}: the cluster has no server URL")
     insecure = cluster.fields.get("insecure-skip-tls-verify") is True
     ca = None if insecure else file_or_data(cluster, "certificate-authority", where)
+    trust = "the system's CA certificates"
+    if ca is not None:
+        inline = get_string(cluster, "certificate-authority-data", where) is not None
+        trust = "certificate-authority-data" if inline else f"certificate-authority {ca}"
+        check_ca(ca, f"{where}: {trust}")
     verify: bool | str = False if insecure else (ca or True)
     cert_file = file_or_data(selection.user, "client-certificate", where)
     key_file = file_or_data(selection.user, "client-key", where)
@@ -206,7 +220,20 @@ def _load_kubeconfig(selection: Selection, env: Mapping[str, str]) -> _Loaded:
         cert,
         get_string(cluster, "proxy-url", where),
         header,
+        f"{trust} ({selection.where})",
     )
+
+
+def check_ca(path: str, where: str) -> None:
+    """Raise CredentialsError naming `where` unless the file holds at least one PEM certificate (an empty
+    or unreadable CA file would otherwise surface as an anonymous SSL error on the first request)."""
+    try:
+        ssl.create_default_context(cafile=path)
+    except ssl.SSLError as exc:
+        problem = "no certificates found" if "NO_CERTIFICATE" in str(exc) else f"not a CA certificate ({exc})"
+        raise CredentialsError(f"{where}: {problem}") from None
+    except OSError as exc:
+        raise CredentialsError(f"{where}: cannot read it ({exc.strerror or exc})") from None
 
 
 def _load_header(selection: Selection, env: Mapping[str, str]) -> HeaderSource | None:

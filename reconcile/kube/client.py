@@ -7,6 +7,12 @@ It owns what every caller would otherwise get subtly wrong: bounded retries with
 survives expiring `continue` tokens (below), and errors built from the server's `Status` that never carry a
 token, a header or a request body. One `requests.Session` is shared, so a small thread pool may call it.
 
+A dead server is said at once: until the server has answered once, a refused connection (or a host that does
+not resolve) gets one short retry, then UnreachableError names the address (a wrong address in a kubeconfig
+fails in about a second, not after a minute of backoff); once it has answered, the same failure is retried
+like any other (a kube-apiserver restarting mid-pass). Every retry is logged at WARNING, the default
+verbosity, with its cause and wait, so a server that accepts but never answers shows while it is waited for.
+
 Expired `continue` tokens. A paged list reads one etcd snapshot; when etcd compacts it away before the
 last page (a busy cluster, a slow pass), the next `continue` request answers 410 Expired. Restarting from
 the first page is no cure: a pass slow enough to lose one token loses the next as well. So, like
@@ -26,7 +32,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -35,7 +40,6 @@ from enum import StrEnum
 from typing import Any
 
 import requests
-from urllib3.exceptions import NewConnectionError
 
 from reconcile import __version__
 from reconcile.errors import (
@@ -51,7 +55,14 @@ from reconcile.errors import (
 )
 from reconcile.kube.auth import Credentials
 from reconcile.kube.pages import read_page
-from reconcile.kube.transport import ApiStats, RateLimiter, ServerNameAdapter
+from reconcile.kube.transport import (
+    ApiStats,
+    RateLimiter,
+    ServerNameAdapter,
+    connection_cause,
+    describe_error,
+    never_connected,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +71,10 @@ ACCEPT_METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,
 ACCEPT_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
 DEFAULT_FIELD_MANAGER = "kube-rehash"
+# A server that never answered and refuses connections (a wrong address) gets this many retries, this far
+# apart, before the pass ends with exit 4: a wrong address is said at once, a starting server waited for.
+FIRST_CONTACT_RETRIES = 1
+FIRST_CONTACT_RETRY_DELAY = 0.5
 # Asked before each request attempt with its verb (get, list, patch, create): raises to refuse it, or
 # returns the clock() time by which the attempt (and any retry) must be over.
 Gate = Callable[[str], float]
@@ -190,6 +205,8 @@ class KubeClient:
         self._session_lock = threading.Lock()
         self._retired: list[requests.Session] = []
         self._session = self._new_session()
+        self._answered = False
+        """Whether the server has answered once (any status): until then a refused connection fails fast."""
 
     @property
     def server(self) -> str:
@@ -382,13 +399,26 @@ class KubeClient:
                 )
             except requests.exceptions.SSLError as exc:
                 self.stats.record_request(verb, "error")
-                raise UnreachableError(f"{self.server}: TLS failure: {describe_error(exc)}") from exc
+                trust = self._credentials.trust
+                raise UnreachableError(
+                    f"{self.server}: TLS failure: {describe_error(exc)} (server certificate checked against "
+                    f"{trust})"
+                ) from exc
             except (requests.ConnectionError, requests.Timeout) as exc:
                 self.stats.record_request(verb, "error")
-                self._retry_connection_failure(exc, verb == "create", retries, deadline)
-                failed = UnreachableError(f"cannot reach {self.server}: {describe_error(exc)}")
+                cause = connection_cause(exc, timeout)
+                self._retry_connection_failure(
+                    exc,
+                    cause=cause,
+                    request=f"{method} {path}",
+                    is_create=verb == "create",
+                    retries=retries,
+                    deadline=deadline,
+                )
+                failed = UnreachableError(f"cannot reach the API server at {self.server}: {cause}")
                 retries += 1
                 continue
+            self._answered = True
             code = response.status_code
             self.stats.record_request(verb, code, len(response.content))
             log.debug("%s %s -> %d", method, path, code)
@@ -407,7 +437,15 @@ class KubeClient:
                 retry_after = _retry_after(response) if code == 429 else None
                 delay = self._backoff(retries) if retry_after is None else retry_after
                 if self._may_retry(retries, delay, deadline):
-                    log.debug("%s %s: %d; retrying in %.2fs", method, path, code, delay)
+                    log.warning(
+                        "%s %s: %d %s; retry %d in %.2fs",
+                        method,
+                        path,
+                        code,
+                        error.reason,
+                        retries + 1,
+                        delay,
+                    )
                     self._pause(str(code), delay)
                     failed = error
                     retries += 1
@@ -424,19 +462,37 @@ class KubeClient:
         return headers
 
     def _retry_connection_failure(
-        self, exc: requests.RequestException, is_create: bool, retries: int, deadline: float
+        self,
+        exc: requests.RequestException,
+        *,
+        cause: str,
+        request: str,
+        is_create: bool,
+        retries: int,
+        deadline: float,
     ) -> None:
-        """Sleep before the next attempt, or raise UnreachableError when it may not or cannot happen.
+        """Log and sleep before the next attempt, or raise UnreachableError when it may not or cannot happen.
 
+        A server that has not answered once in this client's life and refuses the connection (or whose
+        host does not resolve) gets one short retry, then the pass ends (a wrong address is said at once);
+        once it has answered, it is retried with backoff like any failure (a server restarting mid-pass).
         A POST that may have reached the server (read timeout, reset) is not sent again (no double create).
         """
         reason = "timeout" if isinstance(exc, requests.Timeout) else "connection"
-        delay = self._backoff(retries)
-        resendable = not is_create or isinstance(exc, requests.ConnectTimeout) or _not_sent(exc)
-        if not (resendable and self._may_retry(retries, delay, deadline)):
+        first_contact = not self._answered and never_connected(exc)
+        if first_contact:
+            delay = FIRST_CONTACT_RETRY_DELAY if retries < FIRST_CONTACT_RETRIES else None
+        else:
+            delay = self._backoff(retries)
+        resendable = not is_create or isinstance(exc, requests.ConnectTimeout) or never_connected(exc)
+        if delay is None or not (resendable and self._may_retry(retries, delay, deadline)):
             attempts = f" after {retries + 1} attempts" if retries else ""
-            raise UnreachableError(f"cannot reach {self.server}{attempts}: {describe_error(exc)}") from exc
-        log.debug("%s: %s; retrying in %.2fs", self.server, reason, delay)
+            raise UnreachableError(
+                f"cannot reach the API server at {self.server}{attempts}: {cause}"
+            ) from exc
+        log.warning(
+            "API server %s: %s on %s; retry %d in %.2fs", self.server, cause, request, retries + 1, delay
+        )
         self._pause(reason, delay)
 
     def _backoff(self, retries: int) -> float:
@@ -518,29 +574,6 @@ def _retry_after(response: requests.Response) -> float | None:
     except ValueError:
         return None  # absent, or an HTTP date (the API server sends seconds)
     return max(0.0, seconds)
-
-
-def _not_sent(exc: requests.RequestException) -> bool:
-    """True when the connection was never established (refused, DNS), so even a POST may be sent again."""
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    return isinstance(reason, NewConnectionError)
-
-
-_CAUSES = (
-    re.compile(r"\[SSL[^\]]*\][^()'\"]*"),
-    re.compile(r"\[Errno -?\d+\][^()'\"]*"),
-    re.compile(r"(?:Read|Connect) timed out"),
-)
-
-
-def describe_error(exc: BaseException) -> str:
-    """A short cause for a connection failure (e.g. "[Errno 111] Connection refused"), free of URLs."""
-    text = str(exc)
-    for pattern in _CAUSES:
-        match = pattern.search(text)
-        if match:
-            return _excerpt(match.group(0).strip(" :,"))
-    return type(exc).__name__
 
 
 def _excerpt(text: str) -> str:

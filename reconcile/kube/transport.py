@@ -1,14 +1,21 @@
-"""Transport pieces under the API client: request accounting, the client-side rate limit, and the TLS
-server name a kubeconfig may set apart from the server URL (`tls-server-name`)."""
+"""Transport pieces under the API client: request accounting, the client-side rate limit, the TLS
+server name a kubeconfig may set apart from the server URL (`tls-server-name`), and the short words for
+why a connection failed that retries are logged with and errors end in."""
 
 from __future__ import annotations
 
+import errno
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import NameResolutionError, NewConnectionError
+
+from reconcile.errors import MAX_BODY_EXCERPT
 
 
 class ServerNameAdapter(HTTPAdapter):
@@ -93,3 +100,56 @@ class RateLimiter:
             wait = -self._tokens / self._qps if self._tokens < 0 else 0.0
         if wait > 0:
             self._sleep(wait)
+
+
+def never_connected(exc: requests.RequestException) -> bool:
+    """True when the connection was never established (refused, DNS), so even a POST may be sent again."""
+    return isinstance(_reason(exc), NewConnectionError)
+
+
+def connection_cause(exc: requests.RequestException, timeout: float) -> str:
+    """Why a request got no answer, in a few words free of URLs: "connection refused", "no answer within
+    10s (read timeout)", "host not found (...)", else the errno or SSL text of the failure."""
+    reason = _reason(exc)
+    if isinstance(exc, requests.ConnectTimeout):
+        return f"no connection within {timeout:g}s (connect timeout)"
+    if isinstance(exc, requests.ReadTimeout):
+        return f"no answer within {timeout:g}s (read timeout)"
+    if isinstance(reason, NameResolutionError):
+        return f"host not found ({describe_error(reason)})"
+    if isinstance(reason, NewConnectionError) and _errno(reason) == errno.ECONNREFUSED:
+        return "connection refused"
+    return describe_error(exc)
+
+
+def _reason(exc: BaseException) -> object:
+    return getattr(exc.args[0], "reason", None) if exc.args else None
+
+
+def _errno(exc: BaseException) -> int | None:
+    """The errno of the OSError behind a failed connection (urllib3 keeps it as the cause)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno is not None:
+            return seen.errno
+        seen = seen.__cause__ or seen.__context__
+    match = re.search(r"\[Errno (-?\d+)\]", str(exc))
+    return int(match.group(1)) if match else None
+
+
+_CAUSES = (
+    re.compile(r"\[(?:SSL|X509)[^\]]*\][^()'\"]*"),
+    re.compile(r"\[Errno -?\d+\][^()'\"]*"),
+    re.compile(r"(?:Read|Connect) timed out"),
+)
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short cause for a connection failure (e.g. "[Errno 111] Connection refused"), free of URLs."""
+    text = str(exc)
+    for pattern in _CAUSES:
+        match = pattern.search(text)
+        if match:
+            flat = " ".join(match.group(0).strip(" :,").split())
+            return flat if len(flat) <= MAX_BODY_EXCERPT else flat[: MAX_BODY_EXCERPT - 3] + "..."
+    return type(exc).__name__

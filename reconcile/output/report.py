@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -157,15 +158,30 @@ class Report:
         return "\n".join(lines)
 
     def summary_line(self) -> str:
+        """E.g. `3 workloads: 2 rollout, 1 in-sync; 1 scope failed in 0.42s`: workloads and scopes (a kind
+        or namespace not listed, the rows named `*`) counted apart, though the JSON summary counts both."""
         counts = self.summary()
-        parts = [f"{counts[a]} {a}" for a in ACTION_ORDER if counts[a]]
-        stalled = f" ({counts[STALLED]} rollout(s) stalled)" if counts[STALLED] else ""
+        scopes = Counter(r.action for r in self.rows if r.is_scope)
+        workloads = counts["workloads"] - sum(scopes.values())
+        parts = [f"{counts[a] - scopes[a]} {a}" for a in ACTION_ORDER if counts[a] - scopes[a]]
+        stalled = f" ({plural(counts[STALLED], 'rollout')} stalled)" if counts[STALLED] else ""
         mode = " (dry run: nothing written)" if self.dry_run else ""
         cut = " (interrupted: the next pass finishes the rest)" if self.interrupted else ""
         if self.budget_exhausted and not self.interrupted:
             cut = f" (time budget spent: {self.budget_deferred} deferred to the next pass)"
-        body = ", ".join(parts) if parts else "nothing to do"
-        return f"{counts['workloads']} workloads: {body}{stalled}{mode}{cut} in {self.duration:.2f}s"
+        head = plural(workloads, "workload")
+        if parts:
+            head += ": " + ", ".join(parts)
+        elif not scopes:
+            head += ": nothing to do"
+        scope_parts = [f"{plural(scopes[a], 'scope')} {a}" for a in ACTION_ORDER if scopes[a]]
+        if scope_parts:
+            head += "; " + ", ".join(scope_parts)
+        return f"{head}{stalled}{mode}{cut} in {self.duration:.2f}s"
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _sort_key(row: Row) -> tuple[str, str, str]:

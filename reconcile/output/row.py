@@ -62,6 +62,11 @@ class Row:
         )
 
     @property
+    def is_scope(self) -> bool:
+        """A whole scope's row (failed or not reached), not one workload's."""
+        return self.name == "*"
+
+    @property
     def by_budget(self) -> bool:
         return self.deferral is Deferral.BUDGET
 

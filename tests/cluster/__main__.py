@@ -16,6 +16,15 @@ from types import FrameType
 
 from tests.cluster.controlplane import REPO, ControlPlaneError, binary_dir, control_plane, missing_binaries
 
+KWOK_NOTE = (
+    "The nodes are kwok's: they run no containers. Pods are scheduled and reported Running (a Job's pods\n"
+    "Succeeded), but no process starts: a Job made from a CronJob (kube-rehash's own included) shows\n"
+    "Complete within seconds and nothing ran. Run kube-rehash from this host instead, as above (plan, run,\n"
+    "explain with --kubeconfig); its rollouts show as new ReplicaSets (kubectl get rs)."
+)
+"""kwok nodes run no containers (checked with kwok v0.8.0): said at start-up so a Complete Job is not read as
+a pass that ran."""
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.cluster", description=__doc__.splitlines()[0])
@@ -55,9 +64,12 @@ def main() -> int:
                 f"Component logs and the audit log: {cp.workdir}\n\n"
                 f"  export KUBECONFIG={kc}\n"
                 f"  .venv/bin/kubectl get nodes\n"
+                f"  .venv/bin/kubectl create configmap app --from-literal=color=blue\n"
                 f"  .venv/bin/kubectl create deployment web --image=nginx && "
+                f".venv/bin/kubectl set env deployment/web --from=configmap/app && "
                 f".venv/bin/kubectl annotate deployment web kube-rehash.io/watch=true\n"
                 f"  .venv/bin/kube-rehash run --kubeconfig {rel}\n\n"
+                f"{KWOK_NOTE}\n\n"
                 "Ctrl-C stops the cluster and deletes its data.",
                 flush=True,
             )

@@ -142,4 +142,4 @@ def test_text_report_is_an_aligned_table_with_a_summary_line(cluster: Backend) -
     out = cluster.cli("run").stdout.splitlines()
     assert out[0].split() == ["ACTION", "KIND", "NAMESPACE", "NAME", "REASON"]
     assert out[1].startswith("rollout  Deployment")
-    assert out[-1].startswith("1 workloads: 1 rollout in ")
+    assert out[-1].startswith("1 workload: 1 rollout in ")

@@ -121,7 +121,7 @@ def _report(run: PodRun) -> Report:
     """The text report on stdout: {(kind, namespace, name): action} of the rows, and the summary counts."""
     lines = run.stdout.strip().splitlines()
     assert lines, f"no report (exit {run.code}): {run.stderr}"
-    summary = re.fullmatch(r"(\d+) workloads: (.*) in [\d.]+s", lines[-1])
+    summary = re.fullmatch(r"(\d+) workloads?: (.*) in [\d.]+s", lines[-1])
     assert summary, f"no summary line: {run.stdout}"
     counts = {"workloads": int(summary[1])}
     counts.update({action: int(n) for n, action in re.findall(r"(\d+) ([a-z-]+)", summary[2])})
