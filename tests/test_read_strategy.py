@@ -91,8 +91,9 @@ LIMITED = Costs(PAGE, qps=20)  # the shipped rate: each request costs the budget
 @pytest.mark.parametrize(
     ("wanted", "total", "way"),
     [
-        (2, 2, GET),  # a probe and a list would cost as much as the GETs
-        (3, None, LIST),  # worth probing the namespace's size
+        (3, 3, GET),  # a probe and a list save little, and the probe is lost when the list is not chosen
+        (3, None, GET),
+        (4, None, LIST),  # worth probing the namespace's size
         (12, 80, LIST),  # a first install's namespace: 2 requests instead of 12
         (12, 192, LIST),  # 16 per wanted one
         (12, 193, GET),  # sparser: the bytes it would waste stay bounded

@@ -224,9 +224,13 @@ class SourceReader:
         return "list" if choice.lists else "get"
 
     def _count(self, namespace: str, kind: str) -> int | None:
-        """Objects of a kind in the namespace, from a `limit=1` metadata list (None: the server did not say,
-        or the probe failed; the caller then lists, as it would without the probe)."""
+        """Objects of a kind in the namespace: from this pass's list of it where there is one, else from a
+        `limit=1` metadata list (None: the server did not say, or the probe failed; the caller then lists,
+        as it would without the probe)."""
         key = (namespace, kind)
+        known = self._known_list(namespace, kind)
+        if known is not None:  # the same filter as a content list of the kind (Helm releases left out)
+            return len(known)
         if key not in self._counts:
             try:
                 self._counts[key] = self._size(RESOURCES[kind].collection_path(namespace))

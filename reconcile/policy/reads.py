@@ -75,13 +75,14 @@ class Bound:
 #   one (a Deployment is a few KB; at the shipped qps 20 a GET costs the budget 50 ms: 120 Deployments of
 #   one namespace changed at once are one list, not 120 GETs).
 # - source content at a rate limit (the shipped qps 20): each GET costs the budget 50 ms and a wasted object
-#   of a list a few KB, so a namespace's content list as soon as the probe and the list together save
-#   requests and it moves at most 16 objects per wanted one. A first install then reads a namespace's
+#   of a list a few KB, so a namespace's content list where the probe and the list (2 requests) save
+#   requests even when the probe finds the namespace too large (more than 3 wanted) and the list moves at
+#   most 16 objects per wanted one. A first install then reads a namespace's
 #   sources with a list per kind, not a GET per referenced source (docs/performance.md, "Defaults").
 BOUNDS = {
     Read.SOURCE_METADATA: Bound(more_than=40, ratio=16),
     Read.SOURCE_CONTENT: Bound(
-        more_than=40, ratio=4, limited=Bound(more_than=2, ratio=16, blind_more_than=2)
+        more_than=40, ratio=4, limited=Bound(more_than=3, ratio=16, blind_more_than=3)
     ),
     Read.WORKLOADS: Bound(more_than=1, ratio=4),
 }
