@@ -270,3 +270,46 @@ def test_secrets_get_only_component_works_with_fetch_get(tmp_path: Path, sim: tu
     assert secret_lists == [] and simulator.log.count(status=403) == 0
     assert failures([report]) == []
     assert {r.action for r in report.rows} == {"adopt"}
+
+
+def render_with(tmp_path: Path, component: str) -> list[dict[str, Any]]:
+    """The cluster overlay plus one component, rendered with the real `kubectl kustomize`."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    up = os.path.relpath(ROOT / "cronjob", overlay)
+    (overlay / "kustomization.yaml").write_text(
+        f"resources: [{up}/cluster]\ncomponents: [{up}/{component}]\n"
+    )
+    out = subprocess.run(
+        [KUBECTL, "kustomize", str(overlay)], capture_output=True, text=True, check=True, timeout=60
+    )
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def test_namespace_selector_component_grants_exactly_list_on_namespaces_and_it_is_needed(
+    tmp_path: Path, sim: tuple[Simulator, Path]
+) -> None:
+    docs = render_with(tmp_path, "components/namespace-selector")
+    role = next(d for d in rbac_docs(docs) if d["kind"] == "ClusterRole")
+    assert atoms_of(role["rules"]) == EXPECTED_ATOMS | {("", "namespaces", "list")}
+    cronjob_env = next(d for d in docs if d["kind"] == "CronJob")["spec"]["jobTemplate"]["spec"]["template"]
+    env = {e["name"]: e["value"] for e in cronjob_env["spec"]["containers"][0]["env"]}
+    selector = env["KUBE_REHASH_NAMESPACE_SELECTOR"]
+    simulator, kubeconfig = sim
+    label = dict([selector.split("=")])
+    simulator.store.patch_merge("namespaces", None, "few", {"metadata": {"labels": label}})
+    settings = Settings(kubeconfig=str(kubeconfig), timeout=60.0, namespace_selector=selector)
+    for rbac, allowed in (
+        (rbac_docs(docs), True),
+        (without(rbac_docs(docs), ("", "namespaces", "list")), False),
+    ):
+        simulator.load_rbac(rbac)
+        client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
+        report = run_pass(settings, client)
+        client.close()
+        if allowed:
+            assert failures([report]) == [] and simulator.log.count(status=403) == 0
+            assert {r.namespace for r in report.rows} == {"few"}
+        else:
+            assert failures([report]) and simulator.log.count(status=403) > 0
+            assert [r.namespace for r in report.rows] == ["*"]

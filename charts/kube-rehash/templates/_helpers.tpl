@@ -63,4 +63,12 @@ annotations:
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [create]
+{{- if .Values.config.namespaceSelector }}
+{{- if .Values.scope.namespaces }}
+{{- fail "config.namespaceSelector lists the cluster's namespaces: it needs the cluster scope (scope.namespaces: [])" }}
+{{- end }}
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list]
+{{- end }}
 {{- end }}
