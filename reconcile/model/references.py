@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from sys import intern
 from typing import Any, Literal
 
+from reconcile.model.selectors import SelectorError, parse_selector
+
 SourceKind = Literal["configmap", "secret"]
 KINDS: frozenset[SourceKind] = frozenset({"configmap", "secret"})
 NONE: frozenset[Any] = frozenset()
@@ -124,6 +126,11 @@ class Discovery:
     """Human-readable descriptions of input that was left out (at most MAX_PROBLEMS, then a count)."""
     via: tuple[str, ...]
     """The annotation keys that opted the workload in, sorted."""
+    selectors: tuple[tuple[SourceKind, str], ...] = ()
+    """Label-selected sources (`<prefix>/configmap-selector`, `secret-selector`): (kind, canonical
+    selector); every matching source of the namespace is a dependency (the whole object)."""
+    selector_errors: tuple[str, ...] = ()
+    """Invalid selector annotations, each naming the annotation: the workload fails."""
     inputs: str = ""
     """Digest of every annotation discovery consulted (key and value, absent ones too): equal digests
     mean the annotations would be read the same way, so only the pod spec can change the references."""
@@ -380,7 +387,36 @@ def opt_in_rules(
 def opt_in_keys(settings: DiscoverySettings) -> frozenset[str]:
     """Annotation keys of which a workload needs at least one to be opted in: a cheap first filter."""
     flags, lists, _ = opt_in_rules(settings)
-    return frozenset(key for key, *_ in flags) | frozenset(key for key, _ in lists)
+    keys = frozenset(key for key, *_ in flags) | frozenset(key for key, _ in lists)
+    return keys | frozenset(key for key, _ in selector_rules(settings))
+
+
+def selector_rules(settings: DiscoverySettings) -> tuple[tuple[str, SourceKind], ...]:
+    """The label-selector annotations and the kind each selects (they opt in, like the explicit lists)."""
+    return (
+        (f"{settings.prefix}/configmap-selector", "configmap"),
+        (f"{settings.prefix}/secret-selector", "secret"),
+    )
+
+
+def add_selectors(
+    annotations: dict[str, Any], settings: DiscoverySettings, out: _Collector
+) -> tuple[list[str], list[tuple[SourceKind, str]], list[str]]:
+    """The selector annotations present (opt-in keys), the valid selectors as (kind, canonical text), and
+    a message per invalid one naming the annotation."""
+    via: list[str] = []
+    selectors: list[tuple[SourceKind, str]] = []
+    errors: list[str] = []
+    for key, kind in selector_rules(settings):
+        value = read_string(annotations, key, out)
+        if value is None:
+            continue
+        via.append(key)
+        try:
+            selectors.append((kind, parse_selector(value).text))
+        except SelectorError as exc:
+            errors.append(f"{key}: invalid label selector: {exc}")
+    return via, selectors, errors
 
 
 def discover(
@@ -409,6 +445,10 @@ def discover(
             via.append(key)
             if index < own_lists:
                 scan_kinds |= KINDS
+    selector_via, selectors, selector_errors = add_selectors(ann, settings, out)
+    if selector_via:
+        via += selector_via
+        scan_kinds |= KINDS
     if "wave" in compat and via:
         add_wave_extras(ann, WAVE_EXTRA_CONFIGMAPS, "configmap", namespace, out)
         add_wave_extras(ann, WAVE_EXTRA_SECRETS, "secret", namespace, out)
@@ -422,6 +462,8 @@ def discover(
         search_kinds=KINDS if match else NONE,
         problems=cap_problems(out.problems),
         via=shared(tuple(sorted(intern(key) for key in via))),
+        selectors=tuple(sorted(selectors)),
+        selector_errors=tuple(selector_errors),
         inputs=intern(out.inputs_digest()),
     )
 

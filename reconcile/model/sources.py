@@ -32,6 +32,11 @@ class SourceKey(NamedTuple):
     def whole(cls, kind: str) -> SourceKey:
         return cls(kind, "*")
 
+    @classmethod
+    def selection(cls, kind: str, selector: str) -> SourceKey:
+        """The key a failed list of the sources `selector` selects is kept under ("?" is in no name)."""
+        return cls(kind, f"?{selector}")
+
 
 @dataclass(frozen=True, slots=True)
 class SourceMeta:
@@ -92,6 +97,8 @@ class NamespaceSources:
     """Kinds listed completely: every object of the kind in the namespace is in `found`."""
     searched: set[str] = field(default_factory=set)
     """Kinds whose search-mode matches are known: listed, or not searchable (`fetch: get` Secrets)."""
+    selected: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    """(kind, label selector) -> the names of the sources it selects (listed: each also in `found`)."""
     absent: set[SourceKey] = field(default_factory=set)
     broken: dict[SourceKey, RehashError] = field(default_factory=dict)
     tokens: dict[tuple[SourceKey, Selection], Hashed] = field(default_factory=dict)
@@ -116,6 +123,7 @@ class NamespaceSources:
         self.found.update(other.found)
         self.listed |= other.listed
         self.searched |= other.searched
+        self.selected.update(other.selected)
         self.absent |= other.absent - other.found.keys()
         self.absent -= other.found.keys()
         self.broken.update(other.broken)

@@ -271,8 +271,8 @@ def inputs_digest(*parts: str) -> str:
 def records_trusted(target: Listed, key_fingerprint: str) -> bool:
     """Whether the recorded sources are still exactly the workload's references and nothing else
     decides differently: the spec is unchanged since they were recorded (same `metadata.generation`),
-    so are the annotations discovery reads, and the hash key. Search mode is never trusted (its
-    sources are found by listing, not by the spec)."""
+    so are the annotations discovery reads, and the hash key. Search mode and label-selected sources
+    are never trusted (their sources are found by listing, not by the spec)."""
     book = target.bookkeeping
     return (
         book.records is not None
@@ -280,6 +280,8 @@ def records_trusted(target: Listed, key_fingerprint: str) -> bool:
         and book.inputs == target.inputs
         and book.key_fingerprint == key_fingerprint
         and not target.discovery.match_annotations
+        and not target.discovery.selectors
+        and not target.discovery.selector_errors
     )
 
 

@@ -76,12 +76,17 @@ class ReadStage:
         return read_origins(self.client, self.executor, wanted)
 
     def read_metadata(
-        self, namespace: str, wanted: Mapping[str, set[str]], search: frozenset[str]
+        self,
+        namespace: str,
+        wanted: Mapping[str, set[str]],
+        search: frozenset[str],
+        selected: frozenset[tuple[str, str]] = frozenset(),
     ) -> NamespaceSources:
-        """Identities of these sources by kind and name, and every source of the `search` kinds."""
-        if not wanted and not search:
+        """Identities of these sources by kind and name, every source of the `search` kinds, and the
+        sources each (kind, label selector) of `selected` selects."""
+        if not wanted and not search and not selected:
             return NamespaceSources(namespace)
-        return self.reader.survey(namespace, {k: set(v) for k, v in wanted.items()}, search)
+        return self.reader.survey(namespace, {k: set(v) for k, v in wanted.items()}, search, selected)
 
 
 def prefetch_kinds(

@@ -60,6 +60,12 @@ def unknown_inputs(target: Target, sources: NamespaceSources) -> tuple[str | Non
                 return str(whole), False
             if kind not in sources.searched:
                 return None, True
+    for kind, selector in target.discovery.selectors:
+        failed = sources.broken.get(SourceKey.selection(kind, selector))
+        if failed is not None:
+            return str(failed), False
+        if (kind, selector) not in sources.selected:
+            return None, True
     for ref in target.discovery.references:
         key = key_of(ref)
         if key in sources.found or sources.is_absent(key):
@@ -82,6 +88,8 @@ def decide_target(
     early = decide_early(target)
     if early is not None:
         return early
+    if target.discovery.selector_errors:
+        return Decision(Action.FAILED, "; ".join(target.discovery.selector_errors))
     error, unreached = unknown_inputs(target, sources)
     if error is not None:
         return Decision(Action.FAILED, f"reading ConfigMaps/Secrets of {target.namespace} failed: {error}")
