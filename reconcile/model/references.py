@@ -64,6 +64,10 @@ _KEY_REFS: tuple[tuple[str, SourceKind], ...] = (("configMapKeyRef", "configmap"
 _ENV_FROM: tuple[tuple[str, SourceKind], ...] = (("configMapRef", "configmap"), ("secretRef", "secret"))
 _PROJECTED: tuple[tuple[str, SourceKind], ...] = (("configMap", "configmap"), ("secret", "secret"))
 _CONTAINER_FIELDS = ("containers", "initContainers", "ephemeralContainers")
+CSI_DRIVER = "secrets-store.csi.k8s.io"
+"""The Secrets Store CSI driver: its `csi` volumes name a SecretProviderClass (model/csi.py)."""
+MOUNT_KIND = "secretproviderclass"
+"""The records' kind of a SecretProviderClass's mounted versions (`secretproviderclass/<name>`)."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -129,6 +133,8 @@ class Discovery:
     selectors: tuple[tuple[SourceKind, str], ...] = ()
     """Label-selected sources (`<prefix>/configmap-selector`, `secret-selector`): (kind, canonical
     selector); every matching source of the namespace is a dependency (the whole object)."""
+    provider_classes: tuple[str, ...] = ()
+    """SecretProviderClasses mounted through `csi` volumes of the Secrets Store CSI driver (model/csi.py)."""
     selector_errors: tuple[str, ...] = ()
     """Invalid selector annotations, each naming the annotation: the workload fails."""
     inputs: str = ""
@@ -148,6 +154,7 @@ class _Collector:
     """Merges uses per (kind, name) and gathers problems."""
 
     uses: dict[tuple[SourceKind, str], _Use] = field(default_factory=dict)
+    provider_classes: set[str] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)
     consulted: dict[str, Any] = field(default_factory=dict)
 
@@ -288,10 +295,23 @@ def scan_volumes(spec: dict[str, Any], kinds: frozenset[SourceKind], out: _Colle
                 for field_name, kind in _PROJECTED:
                     at = f"{where}.projected.sources[{source_index}].{field_name}"
                     sources.append((at, kind, "name", source.get(field_name)))
+        add_provider_class(volume.get("csi"), f"{where}.csi", out)
         for at, kind, name_field, selector in sources:
             if kind in kinds and isinstance(selector, dict):
                 keys = collect_item_keys(selector.get("items"), at, out)
                 out.add_named(kind, selector.get(name_field), keys, is_optional(selector), at)
+
+
+def add_provider_class(csi: Any, where: str, out: _Collector) -> None:
+    """The SecretProviderClass of a Secrets Store CSI volume (other drivers are not sources)."""
+    if not isinstance(csi, dict) or csi.get("driver") != CSI_DRIVER:
+        return
+    attributes = csi.get("volumeAttributes")
+    name = attributes.get("secretProviderClass") if isinstance(attributes, dict) else None
+    if isinstance(name, str) and is_valid_name(name):
+        out.provider_classes.add(name)
+    else:
+        out.problems.append(f"{where}.volumeAttributes.secretProviderClass: missing or invalid name")
 
 
 def scan_pod_spec(pod_spec: Any, kinds: frozenset[SourceKind], out: _Collector) -> None:
@@ -464,6 +484,7 @@ def discover(
         via=shared(tuple(sorted(intern(key) for key in via))),
         selectors=tuple(sorted(selectors)),
         selector_errors=tuple(selector_errors),
+        provider_classes=tuple(sorted(out.provider_classes)),
         inputs=intern(out.inputs_digest()),
     )
 

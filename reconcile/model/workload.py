@@ -22,7 +22,15 @@ from reconcile.model.bookkeeping import Bookkeeping, SpecFacts, read_bookkeeping
 from reconcile.model.freshness import Lineage, lineage_of
 from reconcile.model.kinds import Kind
 from reconcile.model.pointer import resolve
-from reconcile.model.references import KINDS, Discovery, DiscoverySettings, Reference, discover, is_true
+from reconcile.model.references import (
+    KINDS,
+    MOUNT_KIND,
+    Discovery,
+    DiscoverySettings,
+    Reference,
+    discover,
+    is_true,
+)
 from reconcile.model.times import parse_duration
 
 
@@ -272,7 +280,8 @@ def records_trusted(target: Listed, key_fingerprint: str) -> bool:
     """Whether the recorded sources are still exactly the workload's references and nothing else
     decides differently: the spec is unchanged since they were recorded (same `metadata.generation`),
     so are the annotations discovery reads, and the hash key. Search mode and label-selected sources
-    are never trusted (their sources are found by listing, not by the spec)."""
+    are never trusted (their sources are found by listing, not by the spec), nor are Secrets Store CSI
+    mounts (recorded, but found in the pods' statuses)."""
     book = target.bookkeeping
     return (
         book.records is not None
@@ -282,6 +291,8 @@ def records_trusted(target: Listed, key_fingerprint: str) -> bool:
         and not target.discovery.match_annotations
         and not target.discovery.selectors
         and not target.discovery.selector_errors
+        and not target.discovery.provider_classes
+        and not any(r.kind == MOUNT_KIND for r in book.records)
     )
 
 

@@ -29,6 +29,7 @@ from reconcile.policy.needs import (
     content_needed,
     content_to_read,
     metadata_to_read,
+    mounts_to_read,
     origins_to_read,
 )
 from reconcile.policy.rules import Rules
@@ -72,6 +73,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
             live += undecided(unread) + read_live
             if read_live:
                 sources.merge(stage.read_metadata(namespace, *metadata_to_read(read_live, [], sources)))
+                sources.merge(stage.read_mounts(namespace, mounts_to_read(read_live, sources)))
             if not sources.cut:
                 sources.merge(stage.read_contents(namespace, content_needed(live, sources, rules)))
             if not sources.cut:
@@ -102,6 +104,8 @@ def read_sources(
     sources = stage.read_contents(namespace, content_to_read(live, rules))
     if not sources.cut:
         sources.merge(stage.read_metadata(namespace, *metadata_to_read(live, trusted, sources)))
+    if not sources.cut:
+        sources.merge(stage.read_mounts(namespace, mounts_to_read(live, sources)))
     return sources
 
 

@@ -23,6 +23,7 @@ from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import NamespaceSources, Selection, SourceKey
 from reconcile.model.workload import Listed, Target, read_target
 from reconcile.pipeline.fetch import SourceReader
+from reconcile.pipeline.mounts import MountReader
 from reconcile.pipeline.origins import read_origins
 from reconcile.pipeline.views import Census, FullViews, read_full
 
@@ -48,6 +49,7 @@ class ReadStage:
         self.prefetched = dict(prefetched or {})
         self.census: Census = {}
         """Objects per (namespace, kind) as listing counted them: the size of a list of workloads."""
+        self.mounts = MountReader(client)
 
     def read_views(self, listed: Sequence[Listed]) -> FullViews:
         """Whole objects of these workloads: from a full list read earlier, else by GET or namespace list."""
@@ -65,6 +67,10 @@ class ReadStage:
     def read_contents(self, namespace: str, wanted: Mapping[SourceKey, set[Selection]]) -> NamespaceSources:
         """Content digests (with the identities they came with) of these sources."""
         return self.reader.contents(namespace, wanted) if wanted else NamespaceSources(namespace)
+
+    def read_mounts(self, namespace: str, wanted: bool) -> NamespaceSources:
+        """The namespace's Secrets Store CSI mounts, when `wanted` (`policy.needs.mounts_to_read`)."""
+        return self.mounts.read(namespace) if wanted else NamespaceSources(namespace)
 
     def read_origins(
         self, wanted: Sequence[tuple[Target, Mapping[str, Change]]]

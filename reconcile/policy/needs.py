@@ -54,6 +54,13 @@ def metadata_to_read(
     return wanted, frozenset(search - known.searched), frozenset(selected - known.selected.keys())
 
 
+def mounts_to_read(live: Sequence[Target], known: NamespaceSources) -> bool:
+    """Whether the namespace's Secrets Store CSI mounts must be read: some undecided full view mounts a
+    SecretProviderClass, and they were not read (or tried) yet."""
+    tried = known.mounts is not None or SourceKey.mounts() in known.broken
+    return not tried and any(t.discovery.provider_classes for t in live)
+
+
 def confirm_trusted(
     trusted: Sequence[Listed], sources: NamespaceSources, rules: Rules
 ) -> dict[str, Decision]:
