@@ -87,3 +87,12 @@ def test_invalid_selector_syntax_exits_2_naming_the_field(cluster: Backend, sele
     env = cluster.cli("run", env={"KUBE_REHASH_NAMESPACE_SELECTOR": selector})
     assert env.code == 2 and "KUBE_REHASH_NAMESPACE_SELECTOR" in env.stderr
     assert cluster.requests() == []
+
+
+def test_a_streamed_pass_keeps_to_the_selected_namespaces(cluster: Backend) -> None:
+    seed(cluster)
+    config = cluster.config("streamAbove: 1\n")  # hold no listing: walk namespace by namespace
+    result = cluster.run("--config", str(config), "--namespace-selector", "team")
+    assert result.code == 0, result.stderr
+    assert result.actions() == {"Deployment/payments/web": "adopt", "Deployment/search/web": "adopt"}
+    assert {w.path.split("/namespaces/")[1].split("/")[0] for w in cluster.writes()} == {"payments", "search"}
