@@ -6,35 +6,20 @@ row, no rollout."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.cluster.controlplane import ControlPlane
 from tests.e2e.conftest import csi_pod_spec, csi_status
-from tests.real.conftest import DEPLOYMENT_STEADY, Kube, template_hash, wait_until, workload
+from tests.real.conftest import DEPLOYMENT_STEADY, Kube, install_csi_crd, template_hash, wait_until, workload
 
-CRD = (
-    Path(__file__).resolve().parents[1] / "data" / "secrets-store-csi" / "secretproviderclasspodstatuses.yaml"
-)
 STATUSES = "/apis/secrets-store.csi.x-k8s.io/v1/namespaces/{ns}/secretproviderclasspodstatuses"
 
 
 @pytest.fixture(scope="session")
 def csi_crd(control: ControlPlane) -> None:
-    """The CRD, installed once per session (another test session may have installed it: 409 is fine)."""
-    crd = yaml.safe_load(CRD.read_text())
-    status, _ = control.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
-    assert status in (201, 409), status
-    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
-
-    def established() -> bool:
-        conditions = (control.api("GET", path).get("status") or {}).get("conditions") or []
-        return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
-
-    wait_until("the SecretProviderClassPodStatus CRD to be established", established, 60)
+    install_csi_crd(control)
 
 
 def pods(kube: Kube, name: str) -> list[dict[str, Any]]:
