@@ -7,8 +7,9 @@ flags, update strategy) from here. Custom kinds from the config file become entr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from reconcile.model.pointer import join_pointer, split_pointer
+from reconcile.model.pointer import join_pointer, resolve, split_pointer
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,11 @@ class Kind(Resource):
     annotations_bump_generation: bool = False
     """kube-apiserver bumps `metadata.generation` on any change of the object's annotations, not only of
     its spec (Deployments: their update strategy compares annotations too, a legacy of rollbacks)."""
+    workload_ref: str | None = None
+    """Pointer to a reference to a Deployment whose pod template the object runs instead of its own (Argo
+    Rollouts' `spec.workloadRef`): its references come from that template, its restart is `restart_at`."""
+    restart_at: str | None = None
+    """Pointer to the time field that restarts the pods of a workload running a referenced template."""
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -92,6 +98,17 @@ class Kind(Resource):
     @property
     def pod_spec_pointer(self) -> str | None:
         return None if self.template is None else self.template + "/spec"
+
+    def referenced_deployment(self, obj: Any) -> str | None:
+        """The name of the Deployment (apps/v1) whose template the object runs, when it has no template of
+        its own (Argo Rollouts' `spec.workloadRef`)."""
+        if self.workload_ref is None or self.template is None or resolve(obj, self.template) is not None:
+            return None
+        ref = resolve(obj, self.workload_ref)
+        if not isinstance(ref, dict) or (ref.get("apiVersion"), ref.get("kind")) != ("apps/v1", "Deployment"):
+            return None
+        name = ref.get("name")
+        return name if isinstance(name, str) and name else None
 
     def annotation_path(self, key: str) -> str:
         """JSON-patch path of one annotation inside the rolling annotations map."""
@@ -119,7 +136,15 @@ CRONJOB = Kind(
     suspend="/spec/suspend",
     rolls_pods=False,
 )
-ROLLOUT = Kind("argoproj.io", "v1alpha1", "rollouts", kind="Rollout", paused="/spec/paused")
+ROLLOUT = Kind(
+    "argoproj.io",
+    "v1alpha1",
+    "rollouts",
+    kind="Rollout",
+    paused="/spec/paused",
+    workload_ref="/spec/workloadRef",
+    restart_at="/spec/restartAt",
+)
 
 BUILTIN_KINDS: tuple[Kind, ...] = (DEPLOYMENT, STATEFULSET, DAEMONSET, CRONJOB, ROLLOUT)
 

@@ -65,6 +65,16 @@ class Listed:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkloadRef:
+    """The Deployment whose template a workload runs, and the workload's annotations, to discover its
+    references once that template is read (`resolved`)."""
+
+    name: str
+    annotations: Mapping[str, Any]
+    resolved: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Target:
     """One workload read in full (or rebuilt from its records): its list facts plus what a decision and a
     patch need of its spec."""
@@ -92,6 +102,8 @@ class Target:
     unread: bool = False
     """Built from the records of a listed workload (`target_from_records`), not read: its write must test
     the generation, which proves the spec is still the one the records describe."""
+    workload_ref: WorkloadRef | None = None
+    """It runs a referenced Deployment's template (`Kind.workload_ref`; model/workload_ref.py)."""
 
     @property
     def kind(self) -> Kind:
@@ -263,6 +275,9 @@ def read_target(
         template_present=isinstance(resolve(obj, holder), Mapping),
         status_view=status_view(obj) if watched else None,
         lineage=lineage_of(obj, kind.kind) if kind.group == "apps" else None,
+        workload_ref=WorkloadRef(ref, dict(annotations))
+        if (ref := kind.referenced_deployment(obj))
+        else None,
     )
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from reconcile.config.settings import Settings
-from reconcile.errors import PassCut
+from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.model.freshness import Origin
 from reconcile.model.kinds import Kind
@@ -146,7 +146,14 @@ def redecide(stage: ReadStage, target: Target, rules: Rules) -> tuple[Target, De
 
 
 def read_workload(stage: ReadStage, kind: Kind, namespace: str, name: str) -> Target:
-    return read_target(stage.client.get(kind.object_path(namespace, name)), kind, stage.discovery)
+    """One workload read by name (with the Deployment its workloadRef names); raises on a failed read."""
+    views = FullViews(
+        [read_target(stage.client.get(kind.object_path(namespace, name)), kind, stage.discovery)]
+    )
+    stage.follow_workload_refs(views)
+    if views.failed:
+        raise RehashError(next(iter(views.failed.values())))
+    return views.targets[0]
 
 
 def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rules:

@@ -22,6 +22,7 @@ from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import NamespaceSources, Selection, SourceKey
 from reconcile.model.workload import Listed, Target, read_target
+from reconcile.model.workload_ref import referenced_path, with_referenced_template
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.mounts import MountReader
 from reconcile.pipeline.origins import read_origins
@@ -62,7 +63,24 @@ class ReadStage:
             else:
                 views.settle(workload, got, self.discovery)
         views.merge(read_full(self.client, self.executor, rest, self.discovery, self.census))
+        self.follow_workload_refs(views)
         return views
+
+    def follow_workload_refs(self, views: FullViews) -> None:
+        """Read the Deployment each workload with a `workloadRef` runs (model/workload_ref.py); a workload
+        whose Deployment cannot be read fails alone."""
+        for index, target in enumerate(views.targets):
+            path = referenced_path(target)
+            if path is None or target.workload_ref is None:
+                continue
+            got = self.client.get_or_error(path)
+            if isinstance(got, RehashError):
+                views.failed[target.uid] = (
+                    f"reading its workloadRef Deployment/{target.workload_ref.name} failed: {got}"
+                )
+            else:
+                views.targets[index] = with_referenced_template(target, got, self.discovery)
+        views.targets = [t for t in views.targets if t.uid not in views.failed]
 
     def read_contents(self, namespace: str, wanted: Mapping[SourceKey, set[Selection]]) -> NamespaceSources:
         """Content digests (with the identities they came with) of these sources."""

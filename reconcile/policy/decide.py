@@ -134,7 +134,8 @@ def decide_target(
         if isinstance(mounted, str):
             return Decision(Action.SKIPPED, mounted)
         records += mounted
-    observed = observed_from(records, rules.hash_key, missing=tuple(missing), complete=classified.complete)
+    complete = classified.complete and target.workload_ref is None  # its template is another object's
+    observed = observed_from(records, rules.hash_key, missing=tuple(missing), complete=complete)
     decision = decide(
         target,
         observed,
