@@ -7,7 +7,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import Backend, configmap, deployment, env_from, secret
+from tests.e2e.conftest import (
+    Backend,
+    configmap,
+    csi_pod_spec,
+    csi_status,
+    deployment,
+    env_from,
+    owned_pod,
+    secret,
+)
+from tests.e2e.test_workload_ref import referencing
 
 pytestmark = pytest.mark.sim_only("counts requests in the simulator's request log")
 
@@ -54,4 +64,38 @@ def test_a_steady_pass_of_workloads_using_no_new_feature_sends_what_it_sent_befo
     assert dash == [
         ("GET", "/api/v1/namespaces/dash/configmaps", "labelSelector=grafana_dashboard=1&limit=500"),
         ("GET", "/apis/apps/v1/namespaces/dash/deployments/grafana", ""),
+    ]
+
+
+def test_csi_and_workload_ref_workloads_elsewhere_leave_the_others_requests_as_they_were(
+    cluster: Backend,
+) -> None:
+    plain(cluster)
+    before = steady_requests(cluster)
+    cluster.add(
+        deployment("vault", csi_pod_spec(), ns="csi"),
+        owned_pod("vault-abc12-aaaaa", "vault", ns="csi"),
+        csi_status("vault-abc12-aaaaa", {"pw": "v1"}, ns="csi"),
+        configmap("app", {"a": "1"}, ns="argo"),
+        deployment("web", env_from("configmap", "app"), ns="argo", annotations={}),
+        {
+            **referencing("web-rollout", "web"),
+            "metadata": {**referencing("web-rollout", "web")["metadata"], "namespace": "argo"},
+        },
+    )
+    after = steady_requests(cluster)
+    assert [r for r in after if not any(f"/namespaces/{ns}/" in r[1] for ns in ("csi", "argo"))] == before
+    assert [r for r in after if "/namespaces/csi/" in r[1]] == [
+        ("GET", "/api/v1/namespaces/csi/pods", "limit=500"),
+        ("GET", "/apis/apps/v1/namespaces/csi/deployments/vault", ""),
+        (
+            "GET",
+            "/apis/secrets-store.csi.x-k8s.io/v1/namespaces/csi/secretproviderclasspodstatuses",
+            "limit=500",
+        ),
+    ]
+    assert [r for r in after if "/namespaces/argo/" in r[1]] == [
+        ("GET", "/api/v1/namespaces/argo/configmaps/app", ""),  # its source's metadata, as for any workload
+        ("GET", "/apis/apps/v1/namespaces/argo/deployments/web", ""),
+        ("GET", "/apis/argoproj.io/v1alpha1/namespaces/argo/rollouts/web-rollout", ""),
     ]
