@@ -60,3 +60,20 @@ def test_equal_selectors_have_one_canonical_text() -> None:
 def test_bad_syntax_is_refused_naming_the_requirement(text: str, named: str) -> None:
     with pytest.raises(SelectorError, match=named):
         parse_selector(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a=b",
+        "a!=b",
+        "a in (x,y)",
+        "a notin (x)",
+        "a",
+        "!a",
+        "example.com/tier in (web, api),!legacy,team==pay",
+    ],
+)
+def test_the_canonical_text_parses_back_to_the_same_selector(text: str) -> None:
+    selector = parse_selector(text)
+    assert parse_selector(selector.text) == selector

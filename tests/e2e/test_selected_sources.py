@@ -150,3 +150,14 @@ def test_one_list_per_namespace_and_selector_shared_by_its_workloads(cluster: Ba
     assert [(r.path, r.query["labelSelector"]) for r in selector_lists] == [
         ("/api/v1/namespaces/shop/configmaps", "grafana_dashboard=1")
     ]
+
+
+def test_a_secret_selector_under_fetch_get_fails_its_workload_saying_why(cluster: Backend) -> None:
+    cluster.add(
+        secret("tls-a", {"crt": "1"}, labels={"certs": "edge"}),
+        deployment("edge", annotations={"kube-rehash.io/secret-selector": "certs=edge"}),
+    )
+    result = cluster.run("--fetch", "get")
+    assert result.code == 1 and result.actions() == {"Deployment/shop/edge": "failed"}
+    assert "fetch: get never lists Secrets" in result.row("Deployment", "edge")["reason"]
+    assert not [r for r in cluster.requests("GET") if r.path.endswith("/secrets")]
