@@ -277,3 +277,33 @@ def test_values_schema_rejects_bad_values(helm: Path, flag: str, field: str) -> 
     assert result.returncode != 0, f"--set {flag} rendered"
     assert "values don't meet the specifications of the schema" in result.stderr, result.stderr
     assert field in result.stderr, result.stderr
+
+
+def test_namespace_selector_grants_list_on_namespaces_in_cluster_scope_only(
+    helm: Path, tmp_path: Path
+) -> None:
+    docs = helm_template(helm, "--set", "config.namespaceSelector=team=payments")
+    role = next(d for d in docs if d["kind"] == "ClusterRole")
+    component = next(
+        d
+        for d in kustomize(tmp_path, ["cluster", "components/namespace-selector"])
+        if d["kind"] == "ClusterRole"
+    )
+    assert role["rules"] == component["rules"]
+    assert {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list"]} in role["rules"]
+    config = yaml.safe_load(next(d for d in docs if d["kind"] == "ConfigMap")["data"]["config.yaml"])
+    assert config["namespaceSelector"] == "team=payments"
+    unset = next(d for d in helm_template(helm) if d["kind"] == "ClusterRole")
+    assert not [r for r in unset["rules"] if "namespaces" in r["resources"]]
+    namespaced = run_helm(
+        helm,
+        "template",
+        "kube-rehash",
+        str(CHART),
+        "--set",
+        "config.namespaceSelector=team=payments",
+        "--set",
+        "scope.namespaces={team-a}",
+        check=False,
+    )
+    assert namespaced.returncode != 0 and "needs the cluster scope" in namespaced.stderr

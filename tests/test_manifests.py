@@ -102,6 +102,8 @@ NAMESPACED_RULES: set[Rule] = (
     # skipIfPodsNewer: when the current pod template started (metadata only).
     | {("apps", "replicasets", "list"), ("apps", "controllerrevisions", "get")}
     | {("apps", "controllerrevisions", "list")}
+    # Secrets Store CSI: the workload's pods and what the driver recorded each mounted.
+    | {("", "pods", "list"), ("secrets-store.csi.x-k8s.io", "secretproviderclasspodstatuses", "list")}
 )
 # A whole-cluster pass needs nothing more than a namespaced one: shards split the listed workloads and
 # excluded namespaces are filtered by field selector, so namespaces are never listed.

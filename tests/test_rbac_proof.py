@@ -27,7 +27,16 @@ from reconcile.output.report import Report
 from reconcile.pipeline.run import run_pass
 from reconcile.policy.reads import BOUNDS, Read
 from rehash_simulator import Simulator
-from tests.e2e.conftest import configmap, cronjob, deployment, env_from, secret
+from tests.e2e.conftest import (
+    configmap,
+    cronjob,
+    csi_pod_spec,
+    csi_status,
+    deployment,
+    env_from,
+    owned_pod,
+    secret,
+)
 
 GET_THRESHOLD = BOUNDS[Read.SOURCE_METADATA].more_than
 
@@ -96,6 +105,14 @@ def seed(sim: Simulator) -> None:
             deployment("searcher", ns="many", annotations={"kube-rehash.io/search": "true"}),
         ]
     )
+    # A Secrets Store CSI workload, its pod and the driver's record of the mount (tests/e2e/test_csi.py).
+    store.create_many(
+        [
+            deployment("vault", csi_pod_spec(), ns="few"),
+            owned_pod("vault-abc12-aaaaa", "vault", ns="few"),
+            csi_status("vault-abc12-aaaaa", {"pw": "v1"}, ns="few"),
+        ]
+    )
     names = [f"c{i}" for i in range(GET_THRESHOLD + 1)]  # more than the planner gets by name: lists
     store.create_many([configmap(n, {"a": "1"}, ns="many") for n in names])
     store.create_many([secret(n, {"a": "1"}, ns="many") for n in names])
@@ -111,6 +128,13 @@ def change_sources(sim: Simulator) -> None:
     ]:
         sim.store.patch_merge(kind, ns, name, {"data": {"zz": "Mg=="} if kind == "secrets" else {"zz": "2"}})
     sim.store.patch_merge("configmaps", "many", "tagged", {"data": {"a": "2"}})
+    objects = [{"id": "secret/pw", "version": "v2"}]
+    sim.store.patch_merge(
+        "secretproviderclasspodstatuses",
+        "few",
+        "vault-abc12-aaaaa-few-vault-db",
+        {"status": {"objects": objects}},
+    )
 
 
 def collide_once_per_kind(sim: Simulator) -> None:
@@ -177,6 +201,7 @@ def test_full_passes_as_the_shipped_service_account_meet_no_403(
     assert (
         actions[("few", "agent")] == actions[("few", "canary")] == actions[("many", "searcher")] == "rollout"
     )
+    assert actions[("few", "vault")] == "rollout"
     assert simulator.store.count("jobs") == 1 and simulator.store.list("events", "few")
 
 
@@ -199,6 +224,8 @@ EXPECTED_ATOMS = {
         for v in ("get", "list", "patch")
     },
     *{("apps", "replicasets", "list"), ("apps", "controllerrevisions", "get")},
+    ("", "pods", "list"),
+    ("secrets-store.csi.x-k8s.io", "secretproviderclasspodstatuses", "list"),
     ("apps", "controllerrevisions", "list"),
 }
 # skipIfPodsNewer's reads (when did a workload's current pod template start) happen only for a source
@@ -270,3 +297,46 @@ def test_secrets_get_only_component_works_with_fetch_get(tmp_path: Path, sim: tu
     assert secret_lists == [] and simulator.log.count(status=403) == 0
     assert failures([report]) == []
     assert {r.action for r in report.rows} == {"adopt"}
+
+
+def render_with(tmp_path: Path, component: str) -> list[dict[str, Any]]:
+    """The cluster overlay plus one component, rendered with the real `kubectl kustomize`."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    up = os.path.relpath(ROOT / "cronjob", overlay)
+    (overlay / "kustomization.yaml").write_text(
+        f"resources: [{up}/cluster]\ncomponents: [{up}/{component}]\n"
+    )
+    out = subprocess.run(
+        [KUBECTL, "kustomize", str(overlay)], capture_output=True, text=True, check=True, timeout=60
+    )
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def test_namespace_selector_component_grants_exactly_list_on_namespaces_and_it_is_needed(
+    tmp_path: Path, sim: tuple[Simulator, Path]
+) -> None:
+    docs = render_with(tmp_path, "components/namespace-selector")
+    role = next(d for d in rbac_docs(docs) if d["kind"] == "ClusterRole")
+    assert atoms_of(role["rules"]) == EXPECTED_ATOMS | {("", "namespaces", "list")}
+    cronjob_env = next(d for d in docs if d["kind"] == "CronJob")["spec"]["jobTemplate"]["spec"]["template"]
+    env = {e["name"]: e["value"] for e in cronjob_env["spec"]["containers"][0]["env"]}
+    selector = env["KUBE_REHASH_NAMESPACE_SELECTOR"]
+    simulator, kubeconfig = sim
+    label = dict([selector.split("=")])
+    simulator.store.patch_merge("namespaces", None, "few", {"metadata": {"labels": label}})
+    settings = Settings(kubeconfig=str(kubeconfig), timeout=60.0, namespace_selector=selector)
+    for rbac, allowed in (
+        (rbac_docs(docs), True),
+        (without(rbac_docs(docs), ("", "namespaces", "list")), False),
+    ):
+        simulator.load_rbac(rbac)
+        client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
+        report = run_pass(settings, client)
+        client.close()
+        if allowed:
+            assert failures([report]) == [] and simulator.log.count(status=403) == 0
+            assert {r.namespace for r in report.rows} == {"few"}
+        else:
+            assert failures([report]) and simulator.log.count(status=403) > 0
+            assert [r.namespace for r in report.rows] == ["*"]

@@ -23,7 +23,7 @@ from reconcile import __version__
 from reconcile.cli.allocator import tune_allocator
 from reconcile.cli.connect import connect, read_hash_key
 from reconcile.config.fields import FLAGS, Commands
-from reconcile.config.settings import CONFIG_ENV, Settings, load_settings
+from reconcile.config.settings import CONFIG_ENV, Settings, check_pass_scope, load_settings
 from reconcile.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -164,6 +164,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_explain(args)
     forced: dict[str, object] = {"dry_run": "client"} if command == "plan" else {}
     settings = load(args, **forced)
+    check_pass_scope(settings)
     setup_logging(settings.log_format, settings.verbosity)
     return cmd_run(settings, detailed=getattr(args, "detailed_exitcode", False))
 

@@ -199,6 +199,25 @@ class Settings:
         file_default=[],
         details="A namespace may not be both included and excluded.",
     )
+    namespace_selector: str = setting(
+        "",
+        'Only namespaces whose labels match this label selector (e.g. "team=payments,tier in (web,api)"); '
+        '"" selects every namespace.',
+        SCOPE,
+        v.SELECTOR,
+        ("namespaceSelector",),
+        flag=Flag(
+            ("--namespace-selector",),
+            "reconcile only namespaces whose labels match this selector (cluster scope only)",
+            "pass",
+            9,
+            metavar="SELECTOR",
+        ),
+        details="The namespaces' labels are read once per pass (one metadata list of namespaces, filtered "
+        "by the API server: `list` on namespaces, which the chart grants when the value is set). Cluster "
+        "scope only: with `namespaces` (`-n`, a namespaced install) the pass exits 2. `excludeNamespaces` "
+        "still applies. See [Namespace selector](#namespace-selector).",
+    )
     kinds: tuple[Kind, ...] = setting(
         BUILTIN_KINDS,
         f"Target kinds to enable: built-in and preset ({', '.join(v.BUILTIN_KIND_NAMES)}; the presets, "

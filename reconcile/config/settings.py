@@ -298,6 +298,18 @@ def load_settings(
         raise ConfigError(_one_line(str(exc))) from exc
 
 
+def check_pass_scope(settings: Settings) -> None:
+    """Refuse a pass whose settings cannot be honoured together (explain reads one workload by name, so
+    it is not asked). `namespaceSelector` lists the cluster's namespaces: a namespaced install (its
+    namespaces given with `namespaces` or -n, a Role in each) may not, and its scope is already a list."""
+    if settings.namespace_selector and settings.namespaces:
+        raise ConfigError(
+            "namespaceSelector (--namespace-selector): a cluster-scope setting (it lists namespaces), "
+            f"refused in a namespaced pass (namespaces / -n: {', '.join(settings.namespaces)}); give one "
+            "or the other, and leave namespaces out with excludeNamespaces"
+        )
+
+
 def _has(document: Mapping[str, Any], key: tuple[str, ...]) -> bool:
     node: Any = document
     for token in key:

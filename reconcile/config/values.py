@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from reconcile.model.kinds import KNOWN_KINDS, Kind
 from reconcile.model.references import COMPAT_NAMES
+from reconcile.model.selectors import parse_selector
 from reconcile.model.times import parse_duration
 from reconcile.model.windows import parse_windows
 
@@ -119,6 +120,15 @@ def _windows(value: object, from_text: bool) -> object:
         raise ValueError(f"{_describe(value)} is not a string")
     parse_windows(value)  # a WindowError names the window, the part and the problem
     return value
+
+
+def _selector(value: object, from_text: bool) -> object:
+    """A label selector (reconcile/model/selectors.py); empty means none."""
+    if not isinstance(value, str):
+        raise ValueError(f"{_describe(value)} is not a string")
+    if value.strip():
+        parse_selector(value)  # a SelectorError names the requirement and the problem
+    return value.strip()
 
 
 def _duration(value: object, from_text: bool) -> object:
@@ -342,6 +352,7 @@ NAMESPACES = names(_check_namespace, NAMESPACE)
 KINDS = Value(_kinds, {"type": "array", "uniqueItems": True, "items": {"enum": list(BUILTIN_KIND_NAMES)}})
 COMPAT = names(_check_compat, {"enum": list(COMPAT_NAMES)}, unique_set=True)
 WINDOWS = Value(_windows, {"type": "string"})
+SELECTOR = Value(_selector, {"type": "string"})
 DURATION = Value(_duration, {"type": "string", "pattern": _DURATION}, _check_duration)
 SECONDS = Value(_seconds, {"type": ["number", "string"]})
 FILE = text(nullable=True, schema={"type": ["string", "null"], "minLength": 1})

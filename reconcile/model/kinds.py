@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from reconcile.model.pointer import join_pointer, split_pointer
+from reconcile.model.pointer import join_pointer, resolve, split_pointer
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ EVENTS = Resource("", "v1", "events")
 JOBS = Resource("batch", "v1", "jobs")
 REPLICASETS = Resource("apps", "v1", "replicasets")
 CONTROLLERREVISIONS = Resource("apps", "v1", "controllerrevisions")
+PODS = Resource("", "v1", "pods")
+PROVIDER_CLASS_POD_STATUSES = Resource("secrets-store.csi.x-k8s.io", "v1", "secretproviderclasspodstatuses")
 
 
 class Health(StrEnum):
@@ -105,6 +108,11 @@ class Kind(Resource):
     """How its controller records the templates it starts (None: pods are never proven newer)."""
     runs_jobs: bool = False
     """A change may create a Job from its template (`run-on-change`)."""
+    workload_ref: str | None = None
+    """Pointer to a reference to a Deployment whose pod template the object runs instead of its own (Argo
+    Rollouts' `spec.workloadRef`): its references come from that template, its restart is `restart_at`."""
+    restart_at: str | None = None
+    """Pointer to the time field that restarts the pods of a workload running a referenced template."""
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -126,6 +134,17 @@ class Kind(Resource):
     @property
     def pod_spec_pointer(self) -> str | None:
         return None if self.template is None else self.template + "/spec"
+
+    def referenced_deployment(self, obj: Any) -> str | None:
+        """The name of the Deployment (apps/v1) whose template the object runs, when it has no template of
+        its own (Argo Rollouts' `spec.workloadRef`)."""
+        if self.workload_ref is None or self.template is None or resolve(obj, self.template) is not None:
+            return None
+        ref = resolve(obj, self.workload_ref)
+        if not isinstance(ref, dict) or (ref.get("apiVersion"), ref.get("kind")) != ("apps/v1", "Deployment"):
+            return None
+        name = ref.get("name")
+        return name if isinstance(name, str) and name else None
 
     def annotation_path(self, key: str) -> str:
         """JSON-patch path of one annotation inside the rolling annotations map."""
@@ -171,7 +190,14 @@ CRONJOB = Kind(
     runs_jobs=True,
 )
 ROLLOUT = Kind(
-    "argoproj.io", "v1alpha1", "rollouts", kind="Rollout", paused="/spec/paused", health=Health.ROLLOUT
+    "argoproj.io",
+    "v1alpha1",
+    "rollouts",
+    kind="Rollout",
+    paused="/spec/paused",
+    health=Health.ROLLOUT,
+    workload_ref="/spec/workloadRef",
+    restart_at="/spec/restartAt",
 )
 
 BUILTIN_KINDS: tuple[Kind, ...] = (DEPLOYMENT, STATEFULSET, DAEMONSET, CRONJOB, ROLLOUT)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from sys import intern
 from typing import Any, Literal
 
+from reconcile.model.selectors import SelectorError, parse_selector
+
 SourceKind = Literal["configmap", "secret"]
 KINDS: frozenset[SourceKind] = frozenset({"configmap", "secret"})
 NONE: frozenset[Any] = frozenset()
@@ -62,6 +64,10 @@ _KEY_REFS: tuple[tuple[str, SourceKind], ...] = (("configMapKeyRef", "configmap"
 _ENV_FROM: tuple[tuple[str, SourceKind], ...] = (("configMapRef", "configmap"), ("secretRef", "secret"))
 _PROJECTED: tuple[tuple[str, SourceKind], ...] = (("configMap", "configmap"), ("secret", "secret"))
 _CONTAINER_FIELDS = ("containers", "initContainers", "ephemeralContainers")
+CSI_DRIVER = "secrets-store.csi.k8s.io"
+"""The Secrets Store CSI driver: its `csi` volumes name a SecretProviderClass (model/csi.py)."""
+MOUNT_KIND = "secretproviderclass"
+"""The records' kind of a SecretProviderClass's mounted versions (`secretproviderclass/<name>`)."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -124,6 +130,13 @@ class Discovery:
     """Human-readable descriptions of input that was left out (at most MAX_PROBLEMS, then a count)."""
     via: tuple[str, ...]
     """The annotation keys that opted the workload in, sorted."""
+    selectors: tuple[tuple[SourceKind, str], ...] = ()
+    """Label-selected sources (`<prefix>/configmap-selector`, `secret-selector`): (kind, canonical
+    selector); every matching source of the namespace is a dependency (the whole object)."""
+    provider_classes: tuple[str, ...] = ()
+    """SecretProviderClasses mounted through `csi` volumes of the Secrets Store CSI driver (model/csi.py)."""
+    selector_errors: tuple[str, ...] = ()
+    """Invalid selector annotations, each naming the annotation: the workload fails."""
     inputs: str = ""
     """Digest of every annotation discovery consulted (key and value, absent ones too): equal digests
     mean the annotations would be read the same way, so only the pod spec can change the references."""
@@ -141,6 +154,7 @@ class _Collector:
     """Merges uses per (kind, name) and gathers problems."""
 
     uses: dict[tuple[SourceKind, str], _Use] = field(default_factory=dict)
+    provider_classes: set[str] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)
     consulted: dict[str, Any] = field(default_factory=dict)
 
@@ -281,10 +295,23 @@ def scan_volumes(spec: dict[str, Any], kinds: frozenset[SourceKind], out: _Colle
                 for field_name, kind in _PROJECTED:
                     at = f"{where}.projected.sources[{source_index}].{field_name}"
                     sources.append((at, kind, "name", source.get(field_name)))
+        add_provider_class(volume.get("csi"), f"{where}.csi", out)
         for at, kind, name_field, selector in sources:
             if kind in kinds and isinstance(selector, dict):
                 keys = collect_item_keys(selector.get("items"), at, out)
                 out.add_named(kind, selector.get(name_field), keys, is_optional(selector), at)
+
+
+def add_provider_class(csi: Any, where: str, out: _Collector) -> None:
+    """The SecretProviderClass of a Secrets Store CSI volume (other drivers are not sources)."""
+    if not isinstance(csi, dict) or csi.get("driver") != CSI_DRIVER:
+        return
+    attributes = csi.get("volumeAttributes")
+    name = attributes.get("secretProviderClass") if isinstance(attributes, dict) else None
+    if isinstance(name, str) and is_valid_name(name):
+        out.provider_classes.add(name)
+    else:
+        out.problems.append(f"{where}.volumeAttributes.secretProviderClass: missing or invalid name")
 
 
 def scan_pod_spec(pod_spec: Any, kinds: frozenset[SourceKind], out: _Collector) -> None:
@@ -380,7 +407,36 @@ def opt_in_rules(
 def opt_in_keys(settings: DiscoverySettings) -> frozenset[str]:
     """Annotation keys of which a workload needs at least one to be opted in: a cheap first filter."""
     flags, lists, _ = opt_in_rules(settings)
-    return frozenset(key for key, *_ in flags) | frozenset(key for key, _ in lists)
+    keys = frozenset(key for key, *_ in flags) | frozenset(key for key, _ in lists)
+    return keys | frozenset(key for key, _ in selector_rules(settings))
+
+
+def selector_rules(settings: DiscoverySettings) -> tuple[tuple[str, SourceKind], ...]:
+    """The label-selector annotations and the kind each selects (they opt in, like the explicit lists)."""
+    return (
+        (f"{settings.prefix}/configmap-selector", "configmap"),
+        (f"{settings.prefix}/secret-selector", "secret"),
+    )
+
+
+def add_selectors(
+    annotations: dict[str, Any], settings: DiscoverySettings, out: _Collector
+) -> tuple[list[str], list[tuple[SourceKind, str]], list[str]]:
+    """The selector annotations present (opt-in keys), the valid selectors as (kind, canonical text), and
+    a message per invalid one naming the annotation."""
+    via: list[str] = []
+    selectors: list[tuple[SourceKind, str]] = []
+    errors: list[str] = []
+    for key, kind in selector_rules(settings):
+        value = read_string(annotations, key, out)
+        if value is None:
+            continue
+        via.append(key)
+        try:
+            selectors.append((kind, parse_selector(value).text))
+        except SelectorError as exc:
+            errors.append(f"{key}: invalid label selector: {exc}")
+    return via, selectors, errors
 
 
 def discover(
@@ -409,6 +465,10 @@ def discover(
             via.append(key)
             if index < own_lists:
                 scan_kinds |= KINDS
+    selector_via, selectors, selector_errors = add_selectors(ann, settings, out)
+    if selector_via:
+        via += selector_via
+        scan_kinds |= KINDS
     if "wave" in compat and via:
         add_wave_extras(ann, WAVE_EXTRA_CONFIGMAPS, "configmap", namespace, out)
         add_wave_extras(ann, WAVE_EXTRA_SECRETS, "secret", namespace, out)
@@ -422,6 +482,9 @@ def discover(
         search_kinds=KINDS if match else NONE,
         problems=cap_problems(out.problems),
         via=shared(tuple(sorted(intern(key) for key in via))),
+        selectors=tuple(sorted(selectors)),
+        selector_errors=tuple(selector_errors),
+        provider_classes=tuple(sorted(out.provider_classes)),
         inputs=intern(out.inputs_digest()),
     )
 

@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from reconcile.errors import RehashError
+from reconcile.model.csi import KIND as MOUNTS_KIND
+from reconcile.model.csi import Mounts
 from reconcile.model.references import NONE, DiscoverySettings, is_true
 
 Selection = frozenset[str] | None  # the keys a reference uses; None: the whole object
@@ -31,6 +33,16 @@ class SourceKey(NamedTuple):
     @classmethod
     def whole(cls, kind: str) -> SourceKey:
         return cls(kind, "*")
+
+    @classmethod
+    def mounts(cls) -> SourceKey:
+        """The key a failed read of the namespace's CSI mounts is kept under."""
+        return cls(MOUNTS_KIND, "*")
+
+    @classmethod
+    def selection(cls, kind: str, selector: str) -> SourceKey:
+        """The key a failed list of the sources `selector` selects is kept under ("?" is in no name)."""
+        return cls(kind, f"?{selector}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +104,10 @@ class NamespaceSources:
     """Kinds listed completely: every object of the kind in the namespace is in `found`."""
     searched: set[str] = field(default_factory=set)
     """Kinds whose search-mode matches are known: listed, or not searchable (`fetch: get` Secrets)."""
+    selected: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    """(kind, label selector) -> the names of the sources it selects (listed: each also in `found`)."""
+    mounts: Mounts | None = None
+    """The namespace's Secrets Store CSI mounts, once read for a workload that uses the driver."""
     absent: set[SourceKey] = field(default_factory=set)
     broken: dict[SourceKey, RehashError] = field(default_factory=dict)
     tokens: dict[tuple[SourceKey, Selection], Hashed] = field(default_factory=dict)
@@ -116,6 +132,8 @@ class NamespaceSources:
         self.found.update(other.found)
         self.listed |= other.listed
         self.searched |= other.searched
+        self.selected.update(other.selected)
+        self.mounts = other.mounts or self.mounts
         self.absent |= other.absent - other.found.keys()
         self.absent -= other.found.keys()
         self.broken.update(other.broken)

@@ -22,7 +22,15 @@ from reconcile.model.bookkeeping import Bookkeeping, SpecFacts, read_bookkeeping
 from reconcile.model.freshness import Lineage, lineage_of
 from reconcile.model.kinds import Kind
 from reconcile.model.pointer import resolve
-from reconcile.model.references import KINDS, Discovery, DiscoverySettings, Reference, discover, is_true
+from reconcile.model.references import (
+    KINDS,
+    MOUNT_KIND,
+    Discovery,
+    DiscoverySettings,
+    Reference,
+    discover,
+    is_true,
+)
 from reconcile.model.times import parse_duration
 
 
@@ -57,6 +65,16 @@ class Listed:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkloadRef:
+    """The Deployment whose template a workload runs, and the workload's annotations, to discover its
+    references once that template is read (`resolved`)."""
+
+    name: str
+    annotations: Mapping[str, Any]
+    resolved: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Target:
     """One workload read in full (or rebuilt from its records): its list facts plus what a decision and a
     patch need of its spec."""
@@ -84,6 +102,8 @@ class Target:
     unread: bool = False
     """Built from the records of a listed workload (`target_from_records`), not read: its write must test
     the generation, which proves the spec is still the one the records describe."""
+    workload_ref: WorkloadRef | None = None
+    """It runs a referenced Deployment's template (`Kind.workload_ref`; model/workload_ref.py)."""
 
     @property
     def kind(self) -> Kind:
@@ -255,6 +275,9 @@ def read_target(
         template_present=isinstance(resolve(obj, holder), Mapping),
         status_view=status_view(obj) if watched else None,
         lineage=lineage_of(obj, kind.revisions),
+        workload_ref=WorkloadRef(ref, dict(annotations))
+        if (ref := kind.referenced_deployment(obj))
+        else None,
     )
 
 
@@ -271,8 +294,9 @@ def inputs_digest(*parts: str) -> str:
 def records_trusted(target: Listed, key_fingerprint: str) -> bool:
     """Whether the recorded sources are still exactly the workload's references and nothing else
     decides differently: the spec is unchanged since they were recorded (same `metadata.generation`),
-    so are the annotations discovery reads, and the hash key. Search mode is never trusted (its
-    sources are found by listing, not by the spec)."""
+    so are the annotations discovery reads, and the hash key. Search mode and label-selected sources
+    are never trusted (their sources are found by listing, not by the spec), nor are Secrets Store CSI
+    mounts (recorded, but found in the pods' statuses)."""
     book = target.bookkeeping
     return (
         book.records is not None
@@ -280,6 +304,10 @@ def records_trusted(target: Listed, key_fingerprint: str) -> bool:
         and book.inputs == target.inputs
         and book.key_fingerprint == key_fingerprint
         and not target.discovery.match_annotations
+        and not target.discovery.selectors
+        and not target.discovery.selector_errors
+        and not target.discovery.provider_classes
+        and not any(r.kind == MOUNT_KIND for r in book.records)
     )
 
 

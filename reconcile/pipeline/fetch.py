@@ -91,6 +91,9 @@ class SourceReader:
         # This pass's lists of the current namespace (kind -> name -> metadata): its later batches reuse
         # them. Only one namespace is kept (batches come namespace by namespace), so memory stays bounded.
         self._lists: dict[tuple[str, str], dict[str, SourceMeta]] = {}
+        # This pass's label-selector lists of the current namespace, (namespace, kind, selector) -> name ->
+        # metadata: one list per namespace and selector, shared by every workload and batch using it.
+        self._selections: dict[tuple[str, str, str], dict[str, SourceMeta]] = {}
         # Objects per (namespace, kind), probed once per pass where a list is considered.
         self._counts: dict[tuple[str, str], int | None] = {}
         # Recorded sources per (namespace, kind) of the pass's trusted workloads (`expect`).
@@ -275,13 +278,24 @@ class SourceReader:
             self._lists[(namespace, kind)] = listed
 
     def survey(
-        self, namespace: str, wanted: Mapping[str, set[str]], search_kinds: frozenset[str]
+        self,
+        namespace: str,
+        wanted: Mapping[str, set[str]],
+        search_kinds: frozenset[str],
+        selected: frozenset[tuple[str, str]] = frozenset(),
     ) -> NamespaceSources:
-        """Metadata of the wanted sources of one namespace (and, for search mode, of all of a kind).
+        """Metadata of the wanted sources of one namespace (and, for search mode, of all of a kind; for
+        label-selected sources, of those each selector selects).
 
         Failures are kept per source (a 403 on one Secret fails only the workloads that need it); a
         failed list marks its kind unreadable and its wanted names are read one by one instead."""
         result = NamespaceSources(namespace)
+        for kind, selector in sorted(selected):
+            try:
+                self._select(result, kind, selector)
+            except PassCut:
+                result.cut = True
+                return result
         for kind in ("configmap", "secret"):
             names = set(wanted.get(kind, set()))
             # Search mode needs a list; least-privilege `get` mode never lists Secrets, so there it
@@ -310,6 +324,40 @@ class SourceReader:
                 names = self._unlisted(result, kind, names)
             self._get_each(result, kind, names, content=False)
         return result
+
+    def _select(self, result: NamespaceSources, kind: str, selector: str) -> None:
+        """The sources of a kind one label selector selects in the namespace: one metadata list with the
+        selector as its `labelSelector`, made once per pass and namespace for every workload using it."""
+        key = (result.namespace, kind, selector)
+        with self._lock:
+            members = self._selections.get(key)
+        if members is None:
+            if self.mode == "get" and kind == "secret":
+                failure = RehashError("fetch: get never lists Secrets, so a secret-selector cannot be read")
+                result.broken[SourceKey.selection(kind, selector)] = failure
+                return
+            path = RESOURCES[kind].collection_path(result.namespace)
+            terms = HELM_RELEASE_FILTER if kind == "secret" else None
+            members = {}
+            try:
+                items = self.client.list_items(
+                    path, label_selector=selector, field_selector=terms, metadata_only=True
+                )
+                for item in items:
+                    meta = read_meta(kind, item, self.interesting)
+                    if meta is not None:
+                        members[meta.name] = meta
+            except PassCut:
+                raise
+            except RehashError as exc:
+                result.broken[SourceKey.selection(kind, selector)] = exc
+                return
+            with self._lock:
+                if any(ns != result.namespace for ns, _, _ in self._selections):
+                    self._selections.clear()
+                self._selections[key] = members
+        result.found.update({SourceKey(kind, n): m for n, m in members.items()})
+        result.selected[(kind, selector)] = frozenset(members)
 
     @staticmethod
     def _unlisted(result: NamespaceSources, kind: str, names: set[str]) -> set[str]:

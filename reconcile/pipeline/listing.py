@@ -21,8 +21,9 @@ from typing import Protocol, TypeVar
 from reconcile.config.settings import Settings, Shard
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient, namespace_exclusions
-from reconcile.model.kinds import Kind
+from reconcile.model.kinds import NAMESPACES, Kind
 from reconcile.model.references import DiscoverySettings, opt_in_keys
+from reconcile.model.selectors import parse_selector
 from reconcile.model.workload import Listed, read_listed
 from reconcile.output.report import Row
 from reconcile.pipeline.stream import namespace_of
@@ -40,6 +41,12 @@ class Scope:
     or cluster-wide (`namespaces` None)."""
 
     namespaces: tuple[str, ...] | None = None
+    selected: frozenset[str] | None = None
+    """The namespaces `namespaceSelector` matched (cluster-wide lists keep only their workloads); None:
+    no selector."""
+
+    def covers(self, namespace: str) -> bool:
+        return self.selected is None or namespace in self.selected
 
 
 def covers_whole_cluster(settings: Settings) -> bool:
@@ -118,6 +125,17 @@ def list_targets(
     for each list that failed, and the tally of what they need (triaged with `key_fingerprint`)."""
     scope = scope_namespaces(settings)
     listing = Listing(hold_at_most=settings.stream_above if covers_whole_cluster(settings) else None)
+    if settings.namespace_selector:
+        try:
+            scope = Scope(selected=select_namespaces(client, settings.namespace_selector))
+        except PassCut as exc:
+            why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
+            listing.failures.append(Row.scope_deferred("Namespace", "*", f"{exc}; not listed", why))
+            return listing
+        except RehashError as exc:
+            reason = f"namespaceSelector: the namespaces list failed: {exc}"
+            listing.failures.append(Row.scope_failure("Namespace", "*", reason))
+            return listing
     for kind in settings.kinds:
         if list_kind(settings, client, discovery, kind, scope, into=listing, key_fingerprint=key_fingerprint):
             listing.listed_kinds.append(kind)
@@ -194,6 +212,8 @@ def list_kind(
                 field_selector=None if namespace else workload_selector(settings),
                 metadata_only=True,
             ):
+                if not scope.covers(namespace_of(item)):
+                    continue
                 listing.census[(namespace_of(item), kind.plural)] += 1
                 target = listed_view(item, kind, discovery)
                 if target is None:
@@ -210,6 +230,23 @@ def list_kind(
             failures.append(Row.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
             complete = False
     return complete
+
+
+def select_namespaces(client: KubeClient, selector: str) -> frozenset[str]:
+    """The names of the namespaces whose labels match `selector`: one metadata list, filtered by the API
+    server (the selector was checked when the settings were loaded)."""
+    path = NAMESPACES.collection_path()
+    items = client.list_items(path, label_selector=parse_selector(selector).text, metadata_only=True)
+    selected = frozenset(namespace_name(item) for item in items)
+    shown = ", ".join(sorted(selected)[:10]) + (", ..." if len(selected) > 10 else "")
+    log.info("namespaceSelector %r: %d namespaces (%s)", selector, len(selected), shown or "none")
+    return selected
+
+
+def namespace_name(item: dict[str, object]) -> str:
+    metadata = item.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def workload_selector(settings: Settings) -> str | None:

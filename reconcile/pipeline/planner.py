@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from reconcile.config.settings import Settings
-from reconcile.errors import PassCut
+from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.model.freshness import Origin
 from reconcile.model.kinds import Kind
@@ -30,6 +30,7 @@ from reconcile.policy.needs import (
     content_needed,
     content_to_read,
     metadata_to_read,
+    mounts_to_read,
     origins_to_read,
 )
 from reconcile.policy.rules import Rules
@@ -73,6 +74,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
             live += undecided(unread) + read_live
             if read_live:
                 sources.merge(stage.read_metadata(namespace, *metadata_to_read(read_live, [], sources)))
+                sources.merge(stage.read_mounts(namespace, mounts_to_read(read_live, sources)))
             if not sources.cut:
                 sources.merge(stage.read_contents(namespace, content_needed(live, sources, rules)))
             if not sources.cut:
@@ -103,6 +105,8 @@ def read_sources(
     sources = stage.read_contents(namespace, content_to_read(live, rules))
     if not sources.cut:
         sources.merge(stage.read_metadata(namespace, *metadata_to_read(live, trusted, sources)))
+    if not sources.cut:
+        sources.merge(stage.read_mounts(namespace, mounts_to_read(live, sources)))
     return sources
 
 
@@ -136,7 +140,14 @@ def redecide(stage: ReadStage, target: Target, rules: Rules) -> tuple[Target, De
 
 
 def read_workload(stage: ReadStage, kind: Kind, namespace: str, name: str) -> Target:
-    return read_target(stage.client.get(kind.object_path(namespace, name)), kind, stage.discovery)
+    """One workload read by name (with the Deployment its workloadRef names); raises on a failed read."""
+    views = FullViews(
+        [read_target(stage.client.get(kind.object_path(namespace, name)), kind, stage.discovery)]
+    )
+    stage.follow_workload_refs(views)
+    if views.failed:
+        raise RehashError(next(iter(views.failed.values())))
+    return views.targets[0]
 
 
 def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rules:

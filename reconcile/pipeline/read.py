@@ -22,7 +22,9 @@ from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import NamespaceSources, Selection, SourceKey
 from reconcile.model.workload import Listed, Target, read_target
+from reconcile.model.workload_ref import referenced_path, with_referenced_template
 from reconcile.pipeline.fetch import SourceReader
+from reconcile.pipeline.mounts import MountReader
 from reconcile.pipeline.origins import read_origins
 from reconcile.pipeline.views import Census, FullViews, read_full
 
@@ -48,6 +50,7 @@ class ReadStage:
         self.prefetched = dict(prefetched or {})
         self.census: Census = {}
         """Objects per (namespace, kind) as listing counted them: the size of a list of workloads."""
+        self.mounts = MountReader(client)
 
     def read_views(self, listed: Sequence[Listed]) -> FullViews:
         """Whole objects of these workloads: from a full list read earlier, else by GET or namespace list."""
@@ -60,11 +63,32 @@ class ReadStage:
             else:
                 views.settle(workload, got, self.discovery)
         views.merge(read_full(self.client, self.executor, rest, self.discovery, self.census))
+        self.follow_workload_refs(views)
         return views
+
+    def follow_workload_refs(self, views: FullViews) -> None:
+        """Read the Deployment each workload with a `workloadRef` runs (model/workload_ref.py); a workload
+        whose Deployment cannot be read fails alone."""
+        for index, target in enumerate(views.targets):
+            path = referenced_path(target)
+            if path is None or target.workload_ref is None:
+                continue
+            got = self.client.get_or_error(path)
+            if isinstance(got, RehashError):
+                views.failed[target.uid] = (
+                    f"reading its workloadRef Deployment/{target.workload_ref.name} failed: {got}"
+                )
+            else:
+                views.targets[index] = with_referenced_template(target, got, self.discovery)
+        views.targets = [t for t in views.targets if t.uid not in views.failed]
 
     def read_contents(self, namespace: str, wanted: Mapping[SourceKey, set[Selection]]) -> NamespaceSources:
         """Content digests (with the identities they came with) of these sources."""
         return self.reader.contents(namespace, wanted) if wanted else NamespaceSources(namespace)
+
+    def read_mounts(self, namespace: str, wanted: bool) -> NamespaceSources:
+        """The namespace's Secrets Store CSI mounts, when `wanted` (`policy.needs.mounts_to_read`)."""
+        return self.mounts.read(namespace) if wanted else NamespaceSources(namespace)
 
     def read_origins(
         self, wanted: Sequence[tuple[Target, Mapping[str, Change]]]
@@ -76,12 +100,17 @@ class ReadStage:
         return read_origins(self.client, self.executor, wanted)
 
     def read_metadata(
-        self, namespace: str, wanted: Mapping[str, set[str]], search: frozenset[str]
+        self,
+        namespace: str,
+        wanted: Mapping[str, set[str]],
+        search: frozenset[str],
+        selected: frozenset[tuple[str, str]] = frozenset(),
     ) -> NamespaceSources:
-        """Identities of these sources by kind and name, and every source of the `search` kinds."""
-        if not wanted and not search:
+        """Identities of these sources by kind and name, every source of the `search` kinds, and the
+        sources each (kind, label selector) of `selected` selects."""
+        if not wanted and not search and not selected:
             return NamespaceSources(namespace)
-        return self.reader.survey(namespace, {k: set(v) for k, v in wanted.items()}, search)
+        return self.reader.survey(namespace, {k: set(v) for k, v in wanted.items()}, search, selected)
 
 
 def prefetch_kinds(

@@ -25,7 +25,7 @@ class Classified:
     needs: tuple[tuple[Reference, SourceMeta], ...]
     """Existing sources whose content (for the reference's key selection) must be hashed."""
     complete: bool
-    """The records will cover every reference (none ignored, no search mode)."""
+    """The records will cover every reference (none ignored, no search mode, no label selector)."""
 
 
 def key_of(ref: Reference) -> SourceKey:
@@ -33,14 +33,21 @@ def key_of(ref: Reference) -> SourceKey:
 
 
 def references_of(target: Target, sources: NamespaceSources) -> list[Reference]:
-    """Declared references plus, in search mode, every matching source of the namespace."""
+    """Declared references plus, in search mode, every matching source of the namespace, and every
+    source its label selectors select (whole objects, only while they exist)."""
     refs = list(target.discovery.references)
+    named = {(r.kind, r.name) for r in refs}
     if target.discovery.match_annotations:
-        named = {(r.kind, r.name) for r in refs}
         for kind in sorted(target.discovery.search_kinds):
             for meta in sources.of_kind(kind):
                 if (kind, meta.name) not in named and source_matches(meta.annotations(), target.discovery):
                     refs.append(Reference(kind, meta.name, None, True))
+                    named.add((kind, meta.name))
+    for kind, selector in target.discovery.selectors:
+        for name in sorted(sources.selected.get((kind, selector), ())):
+            if (kind, name) not in named:
+                refs.append(Reference(kind, name, None, True))
+                named.add((kind, name))
     return refs
 
 
@@ -58,7 +65,7 @@ def classify(target: Target, sources: NamespaceSources, rules: Rules) -> Classif
     records: list[SourceRecord] = []
     missing: list[str] = []
     needs: list[tuple[Reference, SourceMeta]] = []
-    complete = not target.discovery.match_annotations
+    complete = not (target.discovery.match_annotations or target.discovery.selectors)
     for ref in references_of(target, sources):
         meta = sources.found.get(key_of(ref))
         if meta is None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reconcile.model.bookkeeping import SourceRecord
+from reconcile.model.csi import mount_records
 from reconcile.model.freshness import Change, Origin, fresh_reason, pods_newer
 from reconcile.model.hashing import WHOLE, selection_tag
 from reconcile.model.references import KINDS, source_ignored
@@ -60,6 +61,18 @@ def unknown_inputs(target: Target, sources: NamespaceSources) -> tuple[str | Non
                 return str(whole), False
             if kind not in sources.searched:
                 return None, True
+    if target.discovery.provider_classes:
+        failed = sources.broken.get(SourceKey.mounts())
+        if failed is not None:
+            return f"Secrets Store CSI mounts: {failed}", False
+        if sources.mounts is None:
+            return None, True
+    for kind, selector in target.discovery.selectors:
+        failed = sources.broken.get(SourceKey.selection(kind, selector))
+        if failed is not None:
+            return str(failed), False
+        if (kind, selector) not in sources.selected:
+            return None, True
     for ref in target.discovery.references:
         key = key_of(ref)
         if key in sources.found or sources.is_absent(key):
@@ -82,6 +95,8 @@ def decide_target(
     early = decide_early(target)
     if early is not None:
         return early
+    if target.discovery.selector_errors:
+        return Decision(Action.FAILED, "; ".join(target.discovery.selector_errors))
     error, unreached = unknown_inputs(target, sources)
     if error is not None:
         return Decision(Action.FAILED, f"reading ConfigMaps/Secrets of {target.namespace} failed: {error}")
@@ -112,7 +127,15 @@ def decide_target(
             return defer_for_budget(
                 "the content of its changed sources was not read before the budget ran out"
             )
-    observed = observed_from(records, rules.hash_key, missing=tuple(missing), complete=classified.complete)
+    if target.discovery.provider_classes and sources.mounts is not None:
+        mounted = mount_records(
+            target.kind.kind, target.name, target.discovery.provider_classes, sources.mounts, rules.hash_key
+        )
+        if isinstance(mounted, str):
+            return Decision(Action.SKIPPED, mounted)
+        records += mounted
+    complete = classified.complete and target.workload_ref is None  # its template is another object's
+    observed = observed_from(records, rules.hash_key, missing=tuple(missing), complete=complete)
     decision = decide(
         target,
         observed,

@@ -36,20 +36,29 @@ def content_to_read(live: Sequence[Target], rules: Rules) -> Wanted:
 
 def metadata_to_read(
     live: Sequence[Target], trusted: Sequence[Listed], known: NamespaceSources
-) -> tuple[dict[str, set[str]], frozenset[str]]:
-    """Names per kind of referenced sources the snapshot does not know yet, and the kinds search mode
-    must list in full that it has not listed."""
+) -> tuple[dict[str, set[str]], frozenset[str], frozenset[tuple[str, str]]]:
+    """Names per kind of referenced sources the snapshot does not know yet, the kinds search mode
+    must list in full that it has not listed, and the (kind, label selector) lists not read yet."""
     wanted: dict[str, set[str]] = {}
     search: set[str] = set()
+    selected: set[tuple[str, str]] = set()
     refs = [ref for w in trusted for ref in w.discovery.references]
     for target in live:
         refs += target.discovery.references
         if target.discovery.match_annotations:
             search |= set(target.discovery.search_kinds)
+        selected.update(target.discovery.selectors)
     for ref in refs:
         if not known.knows(key_of(ref)):
             wanted.setdefault(ref.kind, set()).add(ref.name)
-    return wanted, frozenset(search - known.searched)
+    return wanted, frozenset(search - known.searched), frozenset(selected - known.selected.keys())
+
+
+def mounts_to_read(live: Sequence[Target], known: NamespaceSources) -> bool:
+    """Whether the namespace's Secrets Store CSI mounts must be read: some undecided full view mounts a
+    SecretProviderClass, and they were not read (or tried) yet."""
+    tried = known.mounts is not None or SourceKey.mounts() in known.broken
+    return not tried and any(t.discovery.provider_classes for t in live)
 
 
 def confirm_trusted(

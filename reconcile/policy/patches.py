@@ -91,8 +91,12 @@ def build_patch(
     if decision.action not in WRITING_ACTIONS or decision.config_hash is None:
         raise ValueError(f"{decision.action} does not write")
     rollout = decision.action is Action.ROLLOUT
-    ops = preconditions(target, keys, template=rollout or target.template_hash is not None)
-    if rollout:
+    restart_at = target.kind.restart_at if target.workload_ref is not None else None
+    template = (rollout and restart_at is None) or target.template_hash is not None
+    ops = preconditions(target, keys, template=template)
+    if rollout and restart_at is not None:  # it runs another object's template (model/workload_ref.py)
+        ops.append(add_op(restart_at, format_time(now)))
+    elif rollout:
         ops.append(template_op(target, keys.config_hash, decision.config_hash))
     ops.append(add_op(metadata_path(keys.config_hash), decision.config_hash))
     generation = generation_after(target.listed, stamp_generation(target, observed), rollout=rollout)

@@ -44,6 +44,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", short_names=("cm",)),
     ResourceType("", "v1", "secrets", "secret", "Secret"),
     ResourceType("", "v1", "events", "event", "Event", short_names=("ev",)),
+    ResourceType("", "v1", "pods", "pod", "Pod", short_names=("po",), has_status=True, categories=("all",)),
     ResourceType(
         "apps",
         "v1",
@@ -95,6 +96,15 @@ RESOURCES: tuple[ResourceType, ...] = (
         has_status=True,
     ),
     ResourceType("apps.kruise.io", "v1alpha1", "clonesets", "cloneset", "CloneSet", has_status=True),
+    # The Secrets Store CSI driver's record of each pod's mounts (its CRD has no status subresource: the
+    # driver writes `status` with the object).
+    ResourceType(
+        "secrets-store.csi.x-k8s.io",
+        "v1",
+        "secretproviderclasspodstatuses",
+        "secretproviderclasspodstatus",
+        "SecretProviderClassPodStatus",
+    ),
 )
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}

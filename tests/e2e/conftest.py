@@ -134,6 +134,61 @@ def env_key(kind: str, name: str, key: str, **extra: Any) -> dict[str, Any]:
     return {"containers": [{"name": "app", "image": "app:1", "env": env}]}
 
 
+def csi_pod_spec(spc: str = "vault-db") -> dict[str, Any]:
+    volume = {
+        "name": "secrets",
+        "csi": {
+            "driver": "secrets-store.csi.k8s.io",
+            "readOnly": True,
+            "volumeAttributes": {"secretProviderClass": spc},
+        },
+    }
+    mount = {"name": "secrets", "mountPath": "/mnt/secrets", "readOnly": True}
+    return {"containers": [{"name": "app", "image": "app:1", "volumeMounts": [mount]}], "volumes": [volume]}
+
+
+def owned_pod(name: str, owner: str, hash_label: str = "abc12", ns: str = "shop") -> dict[str, Any]:
+    """A pod of Deployment `owner` as its ReplicaSet `<owner>-<hash>` creates it."""
+    rs = f"{owner}-{hash_label}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "labels": {"app": owner, "pod-template-hash": hash_label},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": rs,
+                    "uid": f"uid-{rs}",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "app", "image": "app:1"}]},
+    }
+
+
+def csi_status(
+    pod_name: str, versions: dict[str, str], spc: str = "vault-db", ns: str = "shop"
+) -> dict[str, Any]:
+    """What the driver writes when it mounts `spc` into a pod."""
+    return {
+        "apiVersion": "secrets-store.csi.x-k8s.io/v1",
+        "kind": "SecretProviderClassPodStatus",
+        "metadata": {"name": f"{pod_name}-{ns}-{spc}", "namespace": ns},
+        "status": {
+            "podName": pod_name,
+            "secretProviderClassName": spc,
+            "mounted": True,
+            "targetPath": f"/var/lib/kubelet/pods/{pod_name}/volumes/kubernetes.io~csi/secrets/mount",
+            "objects": [{"id": f"secret/{k}", "version": v} for k, v in sorted(versions.items())],
+        },
+    }
+
+
 def template_hash(obj: dict[str, Any], pointer: tuple[str, ...] = ("spec", "template")) -> str | None:
     node: Any = obj
     for step in (*pointer, "metadata", "annotations"):

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.cluster.controlplane import ControlPlane
 from tests.e2e.backends import Result
 
-__all__ = ["DEPLOYMENT_STEADY", "Kube", "Result", "kube", "wait_until"]
+__all__ = ["DEPLOYMENT_STEADY", "Kube", "Result", "install_csi_crd", "kube", "wait_until"]
 
 BIN = Path(sys.executable).parent
 CLI = str(BIN / "kube-rehash")
@@ -44,6 +45,26 @@ def wait_until(what: str, probe: Callable[[], bool], timeout: float = 60.0) -> N
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
         time.sleep(0.25)
+
+
+CSI_CRD = (
+    Path(__file__).resolve().parents[1] / "data" / "secrets-store-csi" / "secretproviderclasspodstatuses.yaml"
+)
+
+
+def install_csi_crd(cp: ControlPlane) -> None:
+    """The Secrets Store CSI driver's SecretProviderClassPodStatus CRD, established (idempotent: another
+    test may have installed it on the shared control plane)."""
+    crd = yaml.safe_load(CSI_CRD.read_text())
+    status, _ = cp.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    assert status in (201, 409), status
+    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+
+    def established() -> bool:
+        conditions = (cp.api("GET", path).get("status") or {}).get("conditions") or []
+        return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+
+    wait_until("the SecretProviderClassPodStatus CRD to be established", established, 60)
 
 
 def namespace_gone(cp: ControlPlane, name: str) -> bool:

@@ -21,12 +21,14 @@ import pytest
 import yaml
 
 from tests.cluster.controlplane import REPO, ControlPlane
+from tests.e2e.conftest import csi_pod_spec
 from tests.real.conftest import (
     PREFIX,
     Kube,
     Result,
     configmap,
     cronjob,
+    install_csi_crd,
     namespace_gone,
     no_terminating_namespaces,
     pod_spec,
@@ -61,7 +63,10 @@ class Install:
         return self.kube.cp
 
     def seed(self) -> None:
-        """In each team namespace: sources and workloads using them, covering every rule of the role."""
+        """In each team namespace: sources and workloads using them, covering every rule of the role (a
+        Secrets Store CSI workload: its pods and the driver's statuses are listed; without a status it is
+        skipped, so it adds no adoption or rollout)."""
+        install_csi_crd(self.cp)
         for ns in TEAMS:
             team = Kube(self.cp, ns, self.kube.tmp)
             team.apply(
@@ -76,6 +81,7 @@ class Install:
                 cronjob("nightly", pod_spec(configmaps=("app-config",)), {f"{PREFIX}/run-on-change": "true"}),
                 workload("StatefulSet", "db", pod_spec(configmaps=("app-config",)), replicas=1),
                 workload("DaemonSet", "agent", pod_spec(configmaps=("app-config",))),
+                workload("Deployment", "vault", csi_pod_spec(), replicas=1),
             )
 
     def change_sources(self) -> None:

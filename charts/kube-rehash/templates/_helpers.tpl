@@ -58,9 +58,23 @@ annotations:
   resources: [rollouts]
   verbs: [get, list, patch]
 - apiGroups: [""]
+  resources: [pods]
+  verbs: [list]
+- apiGroups: [secrets-store.csi.x-k8s.io]
+  resources: [secretproviderclasspodstatuses]
+  verbs: [list]
+- apiGroups: [""]
   resources: [events]
   verbs: [create]
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [create]
+{{- if .Values.config.namespaceSelector }}
+{{- if .Values.scope.namespaces }}
+{{- fail "config.namespaceSelector lists the cluster's namespaces: it needs the cluster scope (scope.namespaces: [])" }}
+{{- end }}
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list]
+{{- end }}
 {{- end }}
