@@ -138,8 +138,9 @@ class Discovery:
     selector_errors: tuple[str, ...] = ()
     """Invalid selector annotations, each naming the annotation: the workload fails."""
     inputs: str = ""
-    """Digest of every annotation discovery consulted (key and value, absent ones too): equal digests
-    mean the annotations would be read the same way, so only the pod spec can change the references."""
+    """Digest of the annotations discovery consulted that are present (key and value): equal digests mean
+    the annotations would be read the same way, so only the pod spec can change the references. Absent
+    ones are left out, so reading one more annotation in a later release keeps today's records trusted."""
 
 
 @dataclass
@@ -342,10 +343,12 @@ def read_annotations(annotations: Any, out: _Collector) -> dict[str, Any]:
 
 
 def read_string(annotations: dict[str, Any], key: str, out: _Collector) -> str | None:
-    """An annotation's string value; None when absent, and reported when not a string."""
-    out.consulted[key] = annotations.get(key)
+    """An annotation's string value; None when absent, and reported when not a string. Only annotations
+    present count in the inputs digest, so a release that reads a new annotation leaves the records of
+    workloads without it trusted."""
     if key not in annotations:
         return None
+    out.consulted[key] = annotations[key]
     value = annotations[key]
     if not isinstance(value, str):
         out.problems.append(f"{key}: expected a string, got {describe_type(value)}")
