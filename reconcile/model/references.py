@@ -127,6 +127,14 @@ class Discovery:
     inputs: str = ""
     """Digest of every annotation discovery consulted (key and value, absent ones too): equal digests
     mean the annotations would be read the same way, so only the pod spec can change the references."""
+    malformed_opt_in: bool = False
+    """An opt-in annotation is present but malformed (e.g. `watch: "yes"`): the workload gets a row
+    (`skipped`, naming it) rather than being left out in silence."""
+
+    @property
+    def wants_row(self) -> bool:
+        """Whether a pass reports this workload: opted in, or trying to be with a malformed annotation."""
+        return self.opted_in or self.malformed_opt_in
 
 
 @dataclass
@@ -199,6 +207,14 @@ def describe_type(value: Any) -> str:
 def is_true(value: Any) -> bool:
     """The annotation convention: the string "true", any case, surrounding whitespace ignored."""
     return isinstance(value, str) and value.strip().lower() == "true"
+
+
+BOOLEANS = ("true", "false")
+"""The only values of a boolean annotation on a workload: anything else is malformed, never a default."""
+_REGEX = re.compile(r"[*+?^$|()\[\]{}\\]")
+RELOADER_RELOAD_LISTS = frozenset(
+    {"configmap.reloader.stakater.com/reload", "secret.reloader.stakater.com/reload"}
+)
 
 
 def split_list(value: str) -> list[str]:
@@ -326,11 +342,25 @@ def read_string(annotations: dict[str, Any], key: str, out: _Collector) -> str |
     return value
 
 
+def read_flag(annotations: dict[str, Any], key: str, out: _Collector) -> bool:
+    """A boolean annotation: True for "true"; absent or "false" is False; anything else is reported."""
+    value = read_string(annotations, key, out)
+    if value is not None and value not in BOOLEANS:
+        out.problems.append(f'{key}: {quote_text(value)} is not "true" or "false"')
+    return value == "true"
+
+
 def add_listed(annotations: dict[str, Any], key: str, kind: SourceKind, out: _Collector) -> bool:
-    """Add the required references an explicit list names; True when the list has any item (opt-in)."""
+    """Add the required references an explicit list names; True when the list has any item (opt-in).
+
+    Reloader accepts regular expressions in its reload lists; they are not supported here, and reported
+    (the workload is then skipped) rather than adopted tracking nothing."""
     value = read_string(annotations, key, out)
     items = split_list(value) if value is not None else []
     for item in items:
+        if key in RELOADER_RELOAD_LISTS and not is_valid_name(item) and _REGEX.search(item):
+            out.problems.append(f"{key}: {quote_text(item)}: regex patterns are not supported; list names")
+            continue
         out.add_named(kind, item, None, False, key)
     return bool(items)
 
@@ -395,7 +425,7 @@ def discover(
     match: set[str] = set()
 
     def flag(key: str) -> bool:
-        return is_true(read_string(ann, key, out))
+        return read_flag(ann, key, out)
 
     flags, lists, own_lists = opt_in_rules(settings)
     for key, kinds, match_key in flags:
@@ -409,6 +439,7 @@ def discover(
             via.append(key)
             if index < own_lists:
                 scan_kinds |= KINDS
+    malformed_opt_in = bool(out.problems)  # so far, only the opt-in annotations were read
     if "wave" in compat and via:
         add_wave_extras(ann, WAVE_EXTRA_CONFIGMAPS, "configmap", namespace, out)
         add_wave_extras(ann, WAVE_EXTRA_SECRETS, "secret", namespace, out)
@@ -423,6 +454,7 @@ def discover(
         problems=cap_problems(out.problems),
         via=shared(tuple(sorted(intern(key) for key in via))),
         inputs=intern(out.inputs_digest()),
+        malformed_opt_in=malformed_opt_in,
     )
 
 

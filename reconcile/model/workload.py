@@ -22,7 +22,16 @@ from reconcile.model.bookkeeping import Bookkeeping, SpecFacts, read_bookkeeping
 from reconcile.model.freshness import Lineage, lineage_of
 from reconcile.model.kinds import Kind
 from reconcile.model.pointer import resolve
-from reconcile.model.references import KINDS, Discovery, DiscoverySettings, Reference, discover, is_true
+from reconcile.model.references import (
+    BOOLEANS,
+    KINDS,
+    Discovery,
+    DiscoverySettings,
+    Reference,
+    describe_type,
+    discover,
+    quote_text,
+)
 from reconcile.model.times import parse_duration
 
 
@@ -198,6 +207,10 @@ def listed_view(
     if on_change is not None and on_change not in ON_CHANGE:
         problems.append(f"{keys.on_change}: {on_change!r} is not one of {', '.join(ON_CHANGE)}")
         on_change = None
+    run_on_change = annotations.get(keys.run_on_change)
+    if run_on_change is not None and run_on_change not in BOOLEANS:
+        shown = quote_text(run_on_change) if isinstance(run_on_change, str) else describe_type(run_on_change)
+        problems.append(f'{keys.run_on_change}: {shown} is not "true" or "false"')
     generation = metadata.get("generation")
     bookkeeping = read_bookkeeping(annotations, keys)
     window = annotations.get(keys.restart_window)
@@ -215,7 +228,7 @@ def listed_view(
         owner=controlling_owner(metadata),
         restart_window=WindowSetting(keys.restart_window, str(window)) if window is not None else None,
         min_interval=min_interval,
-        run_on_change=is_true(annotations.get(keys.run_on_change)),
+        run_on_change=run_on_change == "true",
         on_change=on_change,
         problems=tuple(problems),
     )

@@ -127,11 +127,11 @@ def list_targets(
 
 
 def listed_view(item: dict[str, object], kind: Kind, discovery: DiscoverySettings) -> Listed | None:
-    """The slim view of a listed workload, if it opted in."""
+    """The slim view of a listed workload, if it opted in (or tried to, with a malformed annotation)."""
     if not opt_in_keys(discovery).intersection(annotations_of(item)):  # no opt-in annotation at all
         return None
     target = read_listed(item, kind, discovery)
-    return target if target.discovery.opted_in else None
+    return target if target.discovery.wants_row else None
 
 
 class Workload(Protocol):

@@ -136,7 +136,7 @@ def read_for(stage: ReadStage, namespace: str, targets: Sequence[Target], rules:
 def redecide(stage: ReadStage, target: Target, rules: Rules) -> tuple[Target, Decision]:
     """After a failed precondition: read the workload again and decide from scratch."""
     fresh = read_workload(stage, target.kind, target.namespace, target.name)
-    if not fresh.discovery.opted_in:
+    if not fresh.discovery.wants_row:
         return fresh, Decision(Action.SKIPPED, "no longer opted in")
     return plan_targets(stage, fresh.namespace, [fresh], rules)[0]
 
