@@ -276,6 +276,11 @@ def load_settings(
     key_file = values.get("hash_key_file")
     if isinstance(key_file, str):
         _check_key_file(key_file, origin["hash_key_file"])
+        if values.get("hash_key_secret") is not None:
+            raise ConfigError(
+                f"{origin['hash_key_secret']}: give the hash key by a file ({origin['hash_key_file']}) or "
+                "by a Secret, not both"
+            )
 
     shard, _ = _resolve_shard(path, document, env, flags)
     try:
