@@ -12,7 +12,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from sys import intern
 from typing import Any, Literal
@@ -54,6 +54,14 @@ _COMPAT_LISTS: dict[str, tuple[tuple[str, SourceKind], ...]] = {
         ("pod-reloader.cs.sap.com/secrets", "secret"),
     ),
 }
+# Where each peer's annotations live (their key's domain), to name a peer's annotations on workloads a pass
+# with that compat rule off ignores.
+PEER_DOMAINS: dict[str, tuple[str, ...]] = {
+    "reloader": ("reloader.stakater.com", "configmap.reloader.stakater.com", "secret.reloader.stakater.com"),
+    "wave": ("wave.pusher.com",),
+    "pod-reloader": ("pod-reloader.cs.sap.com",),
+}
+_PEER_OF_DOMAIN = {domain: peer for peer, domains in PEER_DOMAINS.items() for domain in domains}
 # The compat vocabulary (config `compat`, its schema enum): the peers the tables above know, in their order.
 COMPAT_NAMES: tuple[str, ...] = tuple(dict.fromkeys((*_COMPAT_FLAGS, *_COMPAT_LISTS)))
 COMPAT_RULES = frozenset(COMPAT_NAMES)
@@ -456,6 +464,16 @@ def discover(
         inputs=intern(out.inputs_digest()),
         malformed_opt_in=malformed_opt_in,
     )
+
+
+def foreign_peers(keys: Iterable[str], compat: frozenset[str]) -> set[str]:
+    """The peers (compat rule names) whose annotations are among these keys while their rule is off."""
+    found = set()
+    for key in keys:
+        peer = _PEER_OF_DOMAIN.get(key.partition("/")[0]) if "/" in key else None
+        if peer is not None and peer not in compat:
+            found.add(peer)
+    return found
 
 
 def source_ignored(annotations: Any, settings: DiscoverySettings) -> bool:

@@ -22,7 +22,7 @@ from reconcile.config.settings import Settings, Shard
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.model.kinds import Kind
-from reconcile.model.references import DiscoverySettings, opt_in_keys
+from reconcile.model.references import PEER_DOMAINS, DiscoverySettings, foreign_peers, opt_in_keys
 from reconcile.model.workload import Listed, read_listed
 from reconcile.output.report import Row
 from reconcile.pipeline.stream import namespace_of
@@ -82,6 +82,8 @@ class Listing:
     hold_at_most: int | None = None
     needs: dict[str, Decision | Need] = field(default_factory=dict)
     """uid -> what triage said of each held view."""
+    foreign: Counter[str] = field(default_factory=Counter)
+    """Peer (compat rule) -> workloads listed carrying its annotations while the rule is off."""
 
     def keep(self, workload: Listed, need: Decision | Need) -> None:
         """Tally an opted-in workload, and hold its view (and what it needs) unless the listing streams."""
@@ -123,7 +125,21 @@ def list_targets(
             listing.listed_kinds.append(kind)
     if settings.shard is not None:
         listing.keep_share(settings.shard)
+    say_foreign(listing.foreign)
     return listing
+
+
+def say_foreign(foreign: Counter[str]) -> None:
+    """One line naming the peers' annotations the pass ignores, and the setting that would honour them."""
+    if not foreign:
+        return
+    counts = ", ".join(f"{foreign[p]} carry {' / '.join(PEER_DOMAINS[p])} ({p})" for p in sorted(foreign))
+    log.warning(
+        "workloads with annotations of other tools, ignored with compat off: %s; set compat: [%s] "
+        "(config compat, or KUBE_REHASH_COMPAT) to honour them",
+        counts,
+        ", ".join(sorted(foreign)),
+    )
 
 
 def listed_view(item: dict[str, object], kind: Kind, discovery: DiscoverySettings) -> Listed | None:
@@ -195,6 +211,7 @@ def list_kind(
                 metadata_only=True,
             ):
                 listing.census[(namespace_of(item), kind.plural)] += 1
+                listing.foreign.update(foreign_peers(annotations_of(item), discovery.compat))
                 target = listed_view(item, kind, discovery)
                 if target is None:
                     continue
