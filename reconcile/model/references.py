@@ -466,14 +466,20 @@ def discover(
     )
 
 
+def peer_of(key: str) -> str | None:
+    """The peer (compat rule name) whose annotation `key` is, if any."""
+    return _PEER_OF_DOMAIN.get(key.partition("/")[0]) if "/" in key else None
+
+
 def foreign_peers(keys: Iterable[str], compat: frozenset[str]) -> set[str]:
     """The peers (compat rule names) whose annotations are among these keys while their rule is off."""
-    found = set()
-    for key in keys:
-        peer = _PEER_OF_DOMAIN.get(key.partition("/")[0]) if "/" in key else None
-        if peer is not None and peer not in compat:
-            found.add(peer)
-    return found
+    return {peer for key in keys if (peer := peer_of(key)) is not None and peer not in compat}
+
+
+def reads_template_annotations(settings: DiscoverySettings) -> bool:
+    """Whether discovery also reads the pod template's annotations: Reloader honours its annotations there
+    too, so with its compat rule on, workloads are listed whole (not metadata-only)."""
+    return "reloader" in settings.compat
 
 
 def source_ignored(annotations: Any, settings: DiscoverySettings) -> bool:

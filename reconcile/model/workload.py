@@ -30,7 +30,9 @@ from reconcile.model.references import (
     Reference,
     describe_type,
     discover,
+    peer_of,
     quote_text,
+    reads_template_annotations,
 )
 from reconcile.model.times import parse_duration
 
@@ -192,7 +194,9 @@ def listed_view(
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     annotations = metadata.get("annotations")
-    annotations = annotations if isinstance(annotations, Mapping) else {}
+    annotations = honoured_annotations(
+        obj, kind, settings, annotations if isinstance(annotations, Mapping) else {}
+    )
     keys = Annotations(settings.prefix)
     namespace = intern(str(metadata.get("namespace") or ""))
     discovery = discover(annotations, None, settings, namespace=namespace)
@@ -233,6 +237,20 @@ def listed_view(
         problems=tuple(problems),
     )
     return listed, annotations
+
+
+def honoured_annotations(
+    obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings, annotations: Mapping[str, Any]
+) -> Mapping[str, Any]:
+    """The workload's annotations plus, with compat `reloader`, Reloader's annotations on its pod template
+    that its metadata does not set (Reloader reads both; the workload's own value wins)."""
+    if not reads_template_annotations(settings) or kind.template is None:
+        return annotations
+    template = resolve(obj, kind.template + "/metadata/annotations")
+    if not isinstance(template, Mapping):
+        return annotations
+    extra = {k: v for k, v in template.items() if k not in annotations and peer_of(str(k)) == "reloader"}
+    return {**annotations, **extra} if extra else annotations
 
 
 def read_target(

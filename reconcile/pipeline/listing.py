@@ -22,8 +22,14 @@ from reconcile.config.settings import Settings, Shard
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.model.kinds import Kind
-from reconcile.model.references import PEER_DOMAINS, DiscoverySettings, foreign_peers, opt_in_keys
-from reconcile.model.workload import Listed, read_listed
+from reconcile.model.references import (
+    PEER_DOMAINS,
+    DiscoverySettings,
+    foreign_peers,
+    opt_in_keys,
+    reads_template_annotations,
+)
+from reconcile.model.workload import Listed, honoured_annotations, read_listed
 from reconcile.output.report import Row
 from reconcile.pipeline.stream import namespace_of
 from reconcile.policy.decision import Decision, Deferral
@@ -144,7 +150,11 @@ def say_foreign(foreign: Counter[str]) -> None:
 
 def listed_view(item: dict[str, object], kind: Kind, discovery: DiscoverySettings) -> Listed | None:
     """The slim view of a listed workload, if it opted in (or tried to, with a malformed annotation)."""
-    if not opt_in_keys(discovery).intersection(annotations_of(item)):  # no opt-in annotation at all
+    keys = opt_in_keys(discovery)
+    if not keys.intersection(annotations_of(item)) and not (  # no opt-in annotation at all
+        reads_template_annotations(discovery)
+        and keys.intersection(honoured_annotations(item, kind, discovery, {}))
+    ):
         return None
     target = read_listed(item, kind, discovery)
     return target if target.discovery.wants_row else None
@@ -208,7 +218,7 @@ def list_kind(
             for item in client.list_items(
                 kind.collection_path(namespace),
                 field_selector=None if namespace else workload_selector(settings),
-                metadata_only=True,
+                metadata_only=not reads_template_annotations(discovery),
             ):
                 listing.census[(namespace_of(item), kind.plural)] += 1
                 listing.foreign.update(foreign_peers(annotations_of(item), discovery.compat))

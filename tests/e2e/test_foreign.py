@@ -42,3 +42,23 @@ def test_an_enabled_peer_is_honoured_and_no_longer_named(cluster: Backend) -> No
     }
     assert result.report["foreign_annotations"] == {"wave": 1}
     assert "set compat: [wave]" in result.stderr
+
+
+def test_reloader_annotations_on_the_pod_template_are_honoured_with_compat_on(cluster: Backend) -> None:
+    """Reloader reads its annotations on the workload and on its pod template (the workload's win)."""
+    on_template = deployment("tpl", env_from("configmap", "app"), annotations={})
+    on_template["spec"]["template"]["metadata"]["annotations"] = {"reloader.stakater.com/auto": "true"}
+    overruled = deployment(
+        "off", env_from("configmap", "app"), annotations={"reloader.stakater.com/auto": "false"}
+    )
+    overruled["spec"]["template"]["metadata"]["annotations"] = {"reloader.stakater.com/auto": "true"}
+    cluster.add(configmap("app", {"a": "1"}), on_template, overruled)
+    compat = {"KUBE_REHASH_COMPAT": "reloader"}
+    assert cluster.run(env=compat).actions() == {"Deployment/shop/tpl": "adopt"}
+    assert cluster.run(env=compat).actions() == {"Deployment/shop/tpl": "in-sync"}
+    cluster.edit("configmaps", "shop", "app", {"data": {"a": "2"}})
+    rolled = cluster.run(env=compat)
+    assert rolled.actions() == {"Deployment/shop/tpl": "rollout"}
+    assert rolled.row("Deployment", "tpl")["reason"] == "configmap/app changed"
+    assert cluster.run(env=compat).actions() == {"Deployment/shop/tpl": "in-sync"}
+    assert cluster.run().actions() == {}  # compat off: the template's annotations are not read
