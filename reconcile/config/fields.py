@@ -306,6 +306,9 @@ class Settings:
         v.COMPAT,
         ("compat",),
         file_default=[],
+        details="With `reloader`, Reloader's annotations on the pod template count too, as in Reloader, so "
+        "workloads are listed whole rather than metadata-only. A peer left out is named once per pass "
+        "(a warning and the report's `foreign_annotations`) when workloads carry its annotations.",
     )
 
     # --- notify -----------------------------------------------------------------------------------------
