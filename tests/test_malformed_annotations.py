@@ -11,7 +11,7 @@ import pytest
 
 from reconcile.model.kinds import CRONJOB, DEPLOYMENT, Kind
 from reconcile.model.references import COMPAT_NAMES, DiscoverySettings
-from reconcile.model.sources import NamespaceSources
+from reconcile.model.sources import NamespaceSources, SourceKey, flag_keys, read_meta
 from reconcile.model.workload import read_target
 from reconcile.pipeline.listing import listed_view
 from reconcile.policy.decide import decide_target
@@ -191,3 +191,49 @@ def test_booleans_true_and_false_are_the_only_values_and_false_is_no_row() -> No
 
 def test_peers_annotations_are_not_read_with_compat_off() -> None:
     assert listed_view(item({"reloader.stakater.com/auto": "yes"}), DEPLOYMENT, OWN) is None
+
+
+SOURCE_CASES: list[Any] = [
+    pytest.param(WATCH, OWN, {"kube-rehash.io/ignore": "yes"}, "kube-rehash.io/ignore", id="own-ignore"),
+    pytest.param(
+        WATCH, OWN, {"kube-rehash.io/ignore": "TRUE"}, "kube-rehash.io/ignore", id="own-ignore-case"
+    ),
+    pytest.param(
+        {"kube-rehash.io/search": "true"},
+        OWN,
+        {"kube-rehash.io/match": "1"},
+        "kube-rehash.io/match",
+        id="own-match",
+    ),
+    pytest.param(
+        {"reloader.stakater.com/auto": "true"},
+        COMPAT,
+        {"reloader.stakater.com/ignore": "yes"},
+        "reloader.stakater.com/ignore",
+        id="reloader-ignore",
+    ),
+    pytest.param(
+        {"reloader.stakater.com/search": "true"},
+        COMPAT,
+        {"reloader.stakater.com/match": "on"},
+        "reloader.stakater.com/match",
+        id="reloader-match",
+    ),
+]
+
+
+@pytest.mark.parametrize(("annotations", "settings", "source", "annotation"), SOURCE_CASES)
+def test_a_malformed_flag_on_a_source_skips_the_workloads_reading_it(
+    annotations: dict[str, str], settings: DiscoverySettings, source: dict[str, str], annotation: str
+) -> None:
+    sources = NamespaceSources("shop")
+    meta = read_meta("configmap", {"metadata": {"name": "app", "annotations": source}}, flag_keys(settings))
+    assert meta is not None
+    sources.found[SourceKey("configmap", "app")] = meta
+    sources.listed |= {"configmap", "secret"}
+    sources.searched |= {"configmap", "secret"}
+    target = read_target(item(annotations), DEPLOYMENT, settings)
+    decision = decide_target(target, sources, Rules(settings, None, NOW))
+    assert decision.action is Action.SKIPPED, decision
+    assert decision.reason.startswith(f"malformed annotation: configmap/app: {annotation}: ")
+    assert decision.reason.endswith('is not "true" or "false"; nothing written')

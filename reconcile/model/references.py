@@ -482,12 +482,16 @@ def reads_template_annotations(settings: DiscoverySettings) -> bool:
     return "reloader" in settings.compat
 
 
+def ignore_annotations(settings: DiscoverySettings) -> tuple[str, ...]:
+    """The annotation keys by which a ConfigMap/Secret asks never to trigger rollouts."""
+    return (f"{settings.prefix}/ignore", *([RELOADER_IGNORE] if "reloader" in settings.compat else []))
+
+
 def source_ignored(annotations: Any, settings: DiscoverySettings) -> bool:
     """Whether a ConfigMap/Secret asks never to trigger rollouts."""
     if not isinstance(annotations, dict):
         return False
-    keys = [f"{settings.prefix}/ignore"] + ([RELOADER_IGNORE] if "reloader" in settings.compat else [])
-    return any(is_true(annotations.get(key)) for key in keys)
+    return any(is_true(annotations.get(key)) for key in ignore_annotations(settings))
 
 
 def source_matches(annotations: Any, discovery: Discovery) -> bool:

@@ -46,3 +46,16 @@ def test_malformed_annotations_are_skipped_every_pass_and_explain_says_why(clust
     text = cluster.cli("explain", "deployment/yes", "-n", "shop")
     assert text.code == 0, text.stderr
     assert 'decision:     skipped: malformed annotation: kube-rehash.io/watch: "yes"' in text.stdout
+
+
+def test_a_malformed_ignore_on_a_source_skips_its_workloads_every_pass(cluster: Backend) -> None:
+    cluster.add(configmap("app", {"a": "1"}), deployment("web", env_from("configmap", "app")))
+    assert cluster.run().actions() == {"Deployment/shop/web": "adopt"}
+    cluster.edit("configmaps", "shop", "app", {"metadata": {"annotations": {"kube-rehash.io/ignore": "yes"}}})
+    for _ in range(2):
+        row = cluster.run().row("Deployment", "web")
+        assert row["action"] == "skipped"
+        assert row["reason"] == (
+            'malformed annotation: configmap/app: kube-rehash.io/ignore: "yes" is not "true" or "false"; '
+            "nothing written"
+        )
