@@ -307,7 +307,7 @@ def test_environment_variables_set_every_field(tmp_path: Path) -> None:
         "KUBE_REHASH_MAX_ROLLOUTS": "5",
         "KUBE_REHASH_RESTART_WINDOW": "* 01:00-05:00 America/New_York",
         "KUBE_REHASH_ROLLOUT_DEADLINE": "45s",
-        "KUBE_REHASH_FAIL_ON_STALLED": "yes",
+        "KUBE_REHASH_FAIL_ON_STALLED": "true",
         "KUBE_REHASH_COMPAT": "pod-reloader",
         "KUBE_REHASH_FETCH": "list",
         "KUBE_REHASH_DRY_RUN": "server",
@@ -438,6 +438,9 @@ def test_unrelated_kube_rehash_variables_such_as_service_links_are_ignored(tmp_p
         ),
         ({}, {"timeout": float("nan")}, "--timeout: nan is not a finite number"),
         ({"KUBE_REHASH_EVENTS": "maybe"}, {}, "KUBE_REHASH_EVENTS: 'maybe' is not a boolean"),
+        ({"KUBE_REHASH_EVENTS": "yes"}, {}, "KUBE_REHASH_EVENTS: 'yes' is not a boolean (true or false)"),
+        ({"KUBE_REHASH_FAIL_ON_STALLED": "1"}, {}, "KUBE_REHASH_FAIL_ON_STALLED: '1' is not a boolean"),
+        ({"KUBE_REHASH_EVENTS": "True"}, {}, "KUBE_REHASH_EVENTS: 'True' is not a boolean"),
         (
             {"KUBE_REHASH_DRY_RUN": "yes"},
             {},

@@ -105,12 +105,8 @@ def _number(
 def _boolean(value: object, from_text: bool) -> object:
     if isinstance(value, bool):
         return value
-    if from_text and isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("true", "1", "yes", "on"):
-            return True
-        if text in ("false", "0", "no", "off"):
-            return False
+    if from_text and isinstance(value, str) and value.strip() in ("true", "false"):
+        return value.strip() == "true"  # one rule for booleans, as for annotations: nothing else is guessed
     raise ValueError(f"{_describe(value)} is not a boolean (true or false)")
 
 
