@@ -642,3 +642,15 @@ def test_an_empty_restart_window_in_the_file_is_always_open(tmp_path: Path) -> N
 
 def test_a_rollout_deadline_built_directly_is_a_timedelta() -> None:
     assert Settings(rollout_deadline=timedelta(seconds=30)).rollout_deadline == timedelta(seconds=30)
+
+
+@pytest.mark.parametrize("value", ["yes", "on", "True", "1"])
+def test_a_boolean_in_the_config_file_is_true_or_false_nothing_else(tmp_path: Path, value: str) -> None:
+    with pytest.raises(ConfigError, match="failOnStalled"):
+        _load(tmp_path, f"failOnStalled: {value}\n")
+    assert _load(tmp_path, "failOnStalled: true\n").fail_on_stalled is True
+    assert _load(tmp_path, "failOnStalled: false\n").fail_on_stalled is False
+
+
+def test_yes_and_on_are_strings_in_the_config_file_not_booleans(tmp_path: Path) -> None:
+    assert _load(tmp_path, "namespaces: [on, yes]\n").namespaces == ("on", "yes")

@@ -13,6 +13,7 @@ each setting is, its default, key, variable, flag and rules: the table in reconc
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from difflib import get_close_matches
 from importlib import resources
@@ -41,7 +42,17 @@ __all__ = ["ENV_PREFIX", "Settings", "Shard", "load_schema", "load_settings"]
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys instead of silently keeping the last one."""
+    """SafeLoader that rejects duplicate mapping keys instead of silently keeping the last one, and reads
+    only `true` and `false` as booleans (YAML 1.1 also takes yes/no/on/off: they stay strings, so a boolean
+    setting given one is a named error, as for annotations and the environment)."""
+
+
+_BOOL = "tag:yaml.org,2002:bool"
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _BOOL]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_StrictLoader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|false)$"), list("tf"))
 
 
 def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
