@@ -229,6 +229,13 @@ def test_generated_hash_key_is_mounted(helm: Path) -> None:
     ).items()
 
 
+def test_generated_hash_key_is_kept_on_uninstall_with_common_annotations_too(helm: Path) -> None:
+    docs = helm_template(helm, "--set", "commonAnnotations.team=platform")
+    secret = next(d for d in docs if d["kind"] == "Secret")
+    assert secret["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep", "team": "platform"}
+    assert secret["metadata"]["labels"]["app.kubernetes.io/name"] == "kube-rehash"
+
+
 def test_existing_hash_key_secret_is_not_generated(helm: Path) -> None:
     docs = helm_template(helm, "--set", "hashKey.existingSecret=my-key")
     assert not [d for d in docs if d["kind"] == "Secret"]

@@ -384,11 +384,26 @@ ANNOTATION_CASES = [
         OWN,
         SPEC,
         None,
-        {"opted_in": True, "references": SPEC_REFS},
-        id="own-watch-true-any-case-and-whitespace",
+        {
+            **NOT_OPTED,
+            "malformed_opt_in": True,
+            "problems": ('kube-rehash.io/watch: " True\\n" is not "true" or "false"',),
+        },
+        id="own-watch-other-case-or-whitespace-is-malformed",
     ),
     pytest.param({"kube-rehash.io/watch": "false"}, OWN, SPEC, None, NOT_OPTED, id="own-watch-false"),
-    pytest.param({"kube-rehash.io/watch": "yes"}, OWN, SPEC, None, NOT_OPTED, id="own-watch-yes-is-not-true"),
+    pytest.param(
+        {"kube-rehash.io/watch": "yes"},
+        OWN,
+        SPEC,
+        None,
+        {
+            **NOT_OPTED,
+            "malformed_opt_in": True,
+            "problems": ('kube-rehash.io/watch: "yes" is not "true" or "false"',),
+        },
+        id="own-watch-yes-is-malformed-not-an-opt-out",
+    ),
     pytest.param(
         {"kube-rehash.io/watch": True},
         OWN,
@@ -528,12 +543,20 @@ ANNOTATION_CASES = [
         id="no-search-means-no-match-annotations",
     ),
     pytest.param(
-        {"kube-rehash.io/ignore": "TRUE"},
+        {"kube-rehash.io/ignore": "true"},
         OWN,
         SPEC,
         None,
         {**NOT_OPTED, "ignored": True},
         id="own-ignore-without-opt-in",
+    ),
+    pytest.param(
+        {"kube-rehash.io/ignore": "TRUE"},
+        OWN,
+        SPEC,
+        None,
+        {**NOT_OPTED, "problems": ('kube-rehash.io/ignore: "TRUE" is not "true" or "false"',)},
+        id="own-ignore-other-case-is-malformed-not-ignored",
     ),
     pytest.param(
         {**WATCH, "kube-rehash.io/ignore": "true"},
@@ -624,7 +647,10 @@ ANNOTATION_CASES = [
         {
             "opted_in": True,
             "references": [],
-            "problems": ('configmap.reloader.stakater.com/reload: "app-.*" is not a valid name',),
+            "problems": (
+                'configmap.reloader.stakater.com/reload: "app-.*": '
+                "regex patterns are not supported; list names",
+            ),
         },
         id="reloader-reload-regex-not-supported-reported",
     ),

@@ -446,6 +446,9 @@ def test_unrelated_kube_rehash_variables_such_as_service_links_are_ignored(tmp_p
         ),
         ({}, {"timeout": float("nan")}, "--timeout: nan is not a finite number"),
         ({"KUBE_REHASH_EVENTS": "maybe"}, {}, "KUBE_REHASH_EVENTS: 'maybe' is not a boolean"),
+        ({"KUBE_REHASH_EVENTS": "yes"}, {}, "KUBE_REHASH_EVENTS: 'yes' is not a boolean (true or false)"),
+        ({"KUBE_REHASH_FAIL_ON_STALLED": "1"}, {}, "KUBE_REHASH_FAIL_ON_STALLED: '1' is not a boolean"),
+        ({"KUBE_REHASH_EVENTS": "True"}, {}, "KUBE_REHASH_EVENTS: 'True' is not a boolean"),
         (
             {"KUBE_REHASH_DRY_RUN": "yes"},
             {},
@@ -664,6 +667,13 @@ def test_a_boolean_in_the_environment_is_exactly_true_or_false(
     assert _load(tmp_path, env={"KUBE_REHASH_EVENTS": text}).events is expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [("true", True), ("False", False), ("TRUE", True)])
-def test_yaml_booleans_in_the_config_file_are_accepted(tmp_path: Path, text: str, expected: bool) -> None:
-    assert _load(tmp_path, f"events: {text}\n").events is expected
+@pytest.mark.parametrize("value", ["yes", "on", "True", "1"])
+def test_a_boolean_in_the_config_file_is_true_or_false_nothing_else(tmp_path: Path, value: str) -> None:
+    with pytest.raises(ConfigError, match="failOnStalled"):
+        _load(tmp_path, f"failOnStalled: {value}\n")
+    assert _load(tmp_path, "failOnStalled: true\n").fail_on_stalled is True
+    assert _load(tmp_path, "failOnStalled: false\n").fail_on_stalled is False
+
+
+def test_yes_and_on_are_strings_in_the_config_file_not_booleans(tmp_path: Path) -> None:
+    assert _load(tmp_path, "namespaces: [on, yes]\n").namespaces == ("on", "yes")

@@ -202,6 +202,7 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
     client = connect(settings, budget)
     install_stop_handler(budget.stop)
     try:
+        hash_key = read_hash_key(settings, client) if settings.hash_key_secret else hash_key
         report = run_pass(
             settings, client, budget=budget, hash_key=hash_key, progress=progress_printer(settings)
         )
@@ -298,7 +299,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     client = connect(settings)
     try:
         explanation = explain_workload(
-            settings, client, kind, namespaces[0], name, hash_key=read_hash_key(settings)
+            settings, client, kind, namespaces[0], name, hash_key=read_hash_key(settings, client)
         )
     finally:
         client.close()

@@ -6,12 +6,14 @@ the command line so none of them imports `cli`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import time
 from pathlib import Path
 
 from reconcile.config.settings import Settings
-from reconcile.errors import ConfigError, Unauthorized
+from reconcile.errors import ConfigError, PassCut, RehashError, Unauthorized
 from reconcile.kube.client import KubeClient
 from reconcile.pipeline.budget import Budget
 
@@ -48,13 +50,45 @@ def connect(settings: Settings, budget: Budget | None = None) -> KubeClient:
     return client
 
 
-def read_hash_key(settings: Settings) -> bytes | None:
+HASH_KEY_DATA = "key"
+"""The data key of the hash-key Secret (the chart's and cronjob/'s `kube-rehash-hash-key`)."""
+
+
+def read_hash_key(settings: Settings, client: KubeClient | None = None) -> bytes | None:
+    """The pass's hash key: from `hashKeyFile`, or from `hashKeySecret` with one GET through `client`
+    (the caller's own access). Errors name the file or Secret, never the key."""
+    if settings.hash_key_secret is not None and client is not None:
+        return read_key_secret(settings.hash_key_secret, client)
     if settings.hash_key_file is None:
         return None
     try:
         key = Path(settings.hash_key_file).read_bytes().strip()
     except OSError as exc:
         raise ConfigError(f"hashKeyFile {settings.hash_key_file}: cannot read it ({exc.strerror})") from None
+    return checked_key(key, f"hashKeyFile {settings.hash_key_file}")
+
+
+def read_key_secret(ref: str, client: KubeClient) -> bytes:
+    namespace, _, name = ref.partition("/")
+    where = f"hashKeySecret {ref}"
+    try:
+        obj = client.get(f"/api/v1/namespaces/{namespace}/secrets/{name}")
+    except PassCut:
+        raise
+    except RehashError as exc:
+        raise ConfigError(f"{where}: cannot read it ({exc})") from None
+    data = obj.get("data")
+    encoded = data.get(HASH_KEY_DATA) if isinstance(data, dict) else None
+    if not isinstance(encoded, str):
+        raise ConfigError(f"{where}: the Secret has no data key {HASH_KEY_DATA!r}")
+    try:
+        key = base64.b64decode(encoded, validate=True).strip()
+    except binascii.Error:
+        raise ConfigError(f"{where}: data key {HASH_KEY_DATA!r} is not valid base64") from None
+    return checked_key(key, where)
+
+
+def checked_key(key: bytes, where: str) -> bytes:
     if len(key) < 16:
-        raise ConfigError(f"hashKeyFile {settings.hash_key_file}: the key must have at least 16 bytes")
+        raise ConfigError(f"{where}: the key must have at least 16 bytes")
     return key

@@ -134,7 +134,7 @@ def explain_workload(
     with ThreadPoolExecutor(max_workers=settings.concurrency) as executor:
         stage = open_stage(settings, client, executor, rules)
         target = read_workload(stage, kind, namespace, name)
-        if not target.discovery.opted_in:
+        if not target.discovery.wants_row:
             return Explanation(
                 target, (), Decision(Action.SKIPPED, "not opted in: no kube-rehash annotation")
             )

@@ -326,6 +326,9 @@ class Settings:
         v.COMPAT,
         ("compat",),
         file_default=[],
+        details="With `reloader`, Reloader's annotations on the pod template count too, as in Reloader, so "
+        "workloads are listed whole rather than metadata-only. A peer left out is named once per pass "
+        "(a warning and the report's `foreign_annotations`) when workloads carry its annotations.",
     )
 
     # --- notify -----------------------------------------------------------------------------------------
@@ -390,6 +393,24 @@ class Settings:
         ("hashKeyFile",),
         details="Must exist, be readable and non-empty when the pass starts. "
         "See [The hash key](#the-hash-key).",
+    )
+    hash_key_secret: str | None = setting(
+        None,
+        "NAMESPACE/NAME of a Secret holding the hash key under `key` (the chart's: "
+        "RELEASE-NAMESPACE/kube-rehash-hash-key), read with the caller's own access; not with hashKeyFile.",
+        READING,
+        v.OPTIONAL_SECRET_REF,
+        ("hashKeySecret",),
+        flag=Flag(
+            ("--hash-key-secret",),
+            "hash with the key in this Secret (data key 'key'), e.g. the chart's: plan from a laptop with "
+            "the cluster's key",
+            "common",
+            8,
+            metavar="NAMESPACE/NAME",
+        ),
+        details="How a laptop plans and explains with the key the CronJob hashes with (a pass without it "
+        "leaves keyed hashes alone). See [The hash key](#the-hash-key).",
     )
 
     # --- pass limits ------------------------------------------------------------------------------------

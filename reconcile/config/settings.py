@@ -42,7 +42,17 @@ __all__ = ["ENV_PREFIX", "Settings", "Shard", "load_schema", "load_settings"]
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys instead of silently keeping the last one."""
+    """SafeLoader that rejects duplicate mapping keys instead of silently keeping the last one, and reads
+    only `true` and `false` as booleans (YAML 1.1 also takes yes/no/on/off: they stay strings, so a boolean
+    setting given one is a named error, as for annotations and the environment)."""
+
+
+_BOOL = "tag:yaml.org,2002:bool"
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _BOOL]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_StrictLoader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|false)$"), list("tf"))
 
 
 def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -57,16 +67,6 @@ def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
-# Booleans as in YAML 1.2 (true/false): YAML 1.1's yes/no/on/off stay strings, so `events: yes` is an
-# error naming the field rather than a guess (the environment's and the annotations' rule too).
-_BOOL_TAG = "tag:yaml.org,2002:bool"
-_StrictLoader.yaml_implicit_resolvers = {
-    first: [(tag, pattern) for tag, pattern in resolvers if tag != _BOOL_TAG]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_StrictLoader.add_implicit_resolver(
-    _BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
 
 
 def load_schema() -> dict[str, Any]:
@@ -290,6 +290,11 @@ def load_settings(
     key_file = values.get("hash_key_file")
     if isinstance(key_file, str):
         _check_key_file(key_file, origin["hash_key_file"])
+        if values.get("hash_key_secret") is not None:
+            raise ConfigError(
+                f"{origin['hash_key_secret']}: give the hash key by a file ({origin['hash_key_file']}) or "
+                "by a Secret, not both"
+            )
 
     shard, _ = _resolve_shard(path, document, env, flags)
     try:

@@ -358,6 +358,10 @@ SECONDS = Value(_seconds, {"type": ["number", "string"]})
 FILE = text(nullable=True, schema={"type": ["string", "null"], "minLength": 1})
 URL = text(_check_url, nullable=True, schema={"type": ["string", "null"], "pattern": _URL})
 SECRET_REF = text(_check_secret_ref, nullable=True, schema={"type": "string", "pattern": _SECRET_REF})
+OPTIONAL_SECRET_REF = text(
+    _check_secret_ref, nullable=True, schema={"type": ["string", "null"], "pattern": _SECRET_REF}
+)
+"""A Secret reference shown as null in the shipped files (a top-level setting, not inside a null section)."""
 SECRET_KEY = text(_check_secret_key, schema={"type": "string", "pattern": _SECRET_KEY.pattern})
 NAME = text(nullable=True, schema={"type": "string", "minLength": 1})
 SHARD = Value(_shard)

@@ -12,7 +12,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from sys import intern
 from typing import Any, Literal
@@ -56,6 +56,14 @@ _COMPAT_LISTS: dict[str, tuple[tuple[str, SourceKind], ...]] = {
         ("pod-reloader.cs.sap.com/secrets", "secret"),
     ),
 }
+# Where each peer's annotations live (their key's domain), to name a peer's annotations on workloads a pass
+# with that compat rule off ignores.
+PEER_DOMAINS: dict[str, tuple[str, ...]] = {
+    "reloader": ("reloader.stakater.com", "configmap.reloader.stakater.com", "secret.reloader.stakater.com"),
+    "wave": ("wave.pusher.com",),
+    "pod-reloader": ("pod-reloader.cs.sap.com",),
+}
+_PEER_OF_DOMAIN = {domain: peer for peer, domains in PEER_DOMAINS.items() for domain in domains}
 # The compat vocabulary (config `compat`, its schema enum): the peers the tables above know, in their order.
 COMPAT_NAMES: tuple[str, ...] = tuple(dict.fromkeys((*_COMPAT_FLAGS, *_COMPAT_LISTS)))
 COMPAT_RULES = frozenset(COMPAT_NAMES)
@@ -141,6 +149,14 @@ class Discovery:
     """Digest of the annotations discovery consulted that are present (key and value): equal digests mean
     the annotations would be read the same way, so only the pod spec can change the references. Absent
     ones are left out, so reading one more annotation in a later release keeps today's records trusted."""
+    malformed_opt_in: bool = False
+    """An opt-in annotation is present but malformed (e.g. `watch: "yes"`): the workload gets a row
+    (`skipped`, naming it) rather than being left out in silence."""
+
+    @property
+    def wants_row(self) -> bool:
+        """Whether a pass reports this workload: opted in, or trying to be with a malformed annotation."""
+        return self.opted_in or self.malformed_opt_in
 
 
 @dataclass
@@ -214,6 +230,14 @@ def describe_type(value: Any) -> str:
 def is_true(value: Any) -> bool:
     """The annotation convention: the string "true", any case, surrounding whitespace ignored."""
     return isinstance(value, str) and value.strip().lower() == "true"
+
+
+BOOLEANS = ("true", "false")
+"""The only values of a boolean annotation on a workload: anything else is malformed, never a default."""
+_REGEX = re.compile(r"[*+?^$|()\[\]{}\\]")
+RELOADER_RELOAD_LISTS = frozenset(
+    {"configmap.reloader.stakater.com/reload", "secret.reloader.stakater.com/reload"}
+)
 
 
 def split_list(value: str) -> list[str]:
@@ -356,11 +380,25 @@ def read_string(annotations: dict[str, Any], key: str, out: _Collector) -> str |
     return value
 
 
+def read_flag(annotations: dict[str, Any], key: str, out: _Collector) -> bool:
+    """A boolean annotation: True for "true"; absent or "false" is False; anything else is reported."""
+    value = read_string(annotations, key, out)
+    if value is not None and value not in BOOLEANS:
+        out.problems.append(f'{key}: {quote_text(value)} is not "true" or "false"')
+    return value == "true"
+
+
 def add_listed(annotations: dict[str, Any], key: str, kind: SourceKind, out: _Collector) -> bool:
-    """Add the required references an explicit list names; True when the list has any item (opt-in)."""
+    """Add the required references an explicit list names; True when the list has any item (opt-in).
+
+    Reloader accepts regular expressions in its reload lists; they are not supported here, and reported
+    (the workload is then skipped) rather than adopted tracking nothing."""
     value = read_string(annotations, key, out)
     items = split_list(value) if value is not None else []
     for item in items:
+        if key in RELOADER_RELOAD_LISTS and not is_valid_name(item) and _REGEX.search(item):
+            out.problems.append(f"{key}: {quote_text(item)}: regex patterns are not supported; list names")
+            continue
         out.add_named(kind, item, None, False, key)
     return bool(items)
 
@@ -454,7 +492,7 @@ def discover(
     match: set[str] = set()
 
     def flag(key: str) -> bool:
-        return is_true(read_string(ann, key, out))
+        return read_flag(ann, key, out)
 
     flags, lists, own_lists = opt_in_rules(settings)
     for key, kinds, match_key in flags:
@@ -468,6 +506,7 @@ def discover(
             via.append(key)
             if index < own_lists:
                 scan_kinds |= KINDS
+    malformed_opt_in = bool(out.problems)  # so far, only the opt-in annotations were read
     selector_via, selectors, selector_errors = add_selectors(ann, settings, out)
     if selector_via:
         via += selector_via
@@ -489,15 +528,36 @@ def discover(
         selector_errors=tuple(selector_errors),
         provider_classes=tuple(sorted(out.provider_classes)),
         inputs=intern(out.inputs_digest()),
+        malformed_opt_in=malformed_opt_in,
     )
+
+
+def peer_of(key: str) -> str | None:
+    """The peer (compat rule name) whose annotation `key` is, if any."""
+    return _PEER_OF_DOMAIN.get(key.partition("/")[0]) if "/" in key else None
+
+
+def foreign_peers(keys: Iterable[str], compat: frozenset[str]) -> set[str]:
+    """The peers (compat rule names) whose annotations are among these keys while their rule is off."""
+    return {peer for key in keys if (peer := peer_of(key)) is not None and peer not in compat}
+
+
+def reads_template_annotations(settings: DiscoverySettings) -> bool:
+    """Whether discovery also reads the pod template's annotations: Reloader honours its annotations there
+    too, so with its compat rule on, workloads are listed whole (not metadata-only)."""
+    return "reloader" in settings.compat
+
+
+def ignore_annotations(settings: DiscoverySettings) -> tuple[str, ...]:
+    """The annotation keys by which a ConfigMap/Secret asks never to trigger rollouts."""
+    return (f"{settings.prefix}/ignore", *([RELOADER_IGNORE] if "reloader" in settings.compat else []))
 
 
 def source_ignored(annotations: Any, settings: DiscoverySettings) -> bool:
     """Whether a ConfigMap/Secret asks never to trigger rollouts."""
     if not isinstance(annotations, dict):
         return False
-    keys = [f"{settings.prefix}/ignore"] + ([RELOADER_IGNORE] if "reloader" in settings.compat else [])
-    return any(is_true(annotations.get(key)) for key in keys)
+    return any(is_true(annotations.get(key)) for key in ignore_annotations(settings))
 
 
 def source_matches(annotations: Any, discovery: Discovery) -> bool:

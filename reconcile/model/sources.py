@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from reconcile.errors import RehashError
 from reconcile.model.csi import KIND as MOUNTS_KIND
 from reconcile.model.csi import Mounts
-from reconcile.model.references import NONE, DiscoverySettings, is_true
+from reconcile.model.references import BOOLEANS, NONE, DiscoverySettings, quote_text
 
 Selection = frozenset[str] | None  # the keys a reference uses; None: the whole object
 
@@ -54,10 +54,22 @@ class SourceMeta:
     uid: str
     resource_version: str
     flags: frozenset[str] = frozenset()
+    malformed: tuple[str, ...] = ()
+    """Flag annotations whose value is neither "true" nor "false", described with their value (bad input
+    fails closed: the workloads that would read them are skipped, naming them)."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}/{self.name}"
 
     def annotations(self) -> dict[str, str]:
         """The flags as an annotations map, for refs.source_ignored / source_matches."""
         return dict.fromkeys(self.flags, "true")
+
+    def problems(self, keys: Iterable[str]) -> list[str]:
+        """The malformed flags among `keys`, as `configmap/app: kube-rehash.io/ignore: "yes" is not ...`."""
+        wanted = set(keys)
+        return [f"{self.label}: {m}" for m in self.malformed if m.partition(":")[0] in wanted]
 
 
 def flag_keys(settings: DiscoverySettings) -> frozenset[str]:
@@ -74,10 +86,21 @@ def read_meta(kind: str, obj: Mapping[str, Any], interesting: frozenset[str]) ->
         return None
     annotations = metadata.get("annotations")
     flags: frozenset[str] = NONE
+    malformed: tuple[str, ...] = ()
     if isinstance(annotations, Mapping):
-        flags = frozenset(k for k in interesting if is_true(annotations.get(k))) or NONE
+        flags = frozenset(k for k in interesting if annotations.get(k) == "true") or NONE
+        malformed = tuple(
+            f'{k}: {quote_text(str(annotations[k]))} is not "true" or "false"'
+            for k in sorted(interesting)
+            if k in annotations and annotations[k] not in BOOLEANS
+        )
     return SourceMeta(
-        kind, metadata["name"], str(metadata.get("uid", "")), str(metadata.get("resourceVersion", "")), flags
+        kind,
+        metadata["name"],
+        str(metadata.get("uid", "")),
+        str(metadata.get("resourceVersion", "")),
+        flags,
+        malformed,
     )
 
 

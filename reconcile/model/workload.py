@@ -23,13 +23,17 @@ from reconcile.model.freshness import Lineage, lineage_of
 from reconcile.model.kinds import Kind
 from reconcile.model.pointer import resolve
 from reconcile.model.references import (
+    BOOLEANS,
     KINDS,
     MOUNT_KIND,
     Discovery,
     DiscoverySettings,
     Reference,
+    describe_type,
     discover,
-    is_true,
+    peer_of,
+    quote_text,
+    reads_template_annotations,
 )
 from reconcile.model.times import parse_duration
 
@@ -203,7 +207,9 @@ def listed_view(
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     annotations = metadata.get("annotations")
-    annotations = annotations if isinstance(annotations, Mapping) else {}
+    annotations = honoured_annotations(
+        obj, kind, settings, annotations if isinstance(annotations, Mapping) else {}
+    )
     keys = Annotations(settings.prefix)
     namespace = intern(str(metadata.get("namespace") or ""))
     discovery = discover(annotations, None, settings, namespace=namespace)
@@ -218,6 +224,10 @@ def listed_view(
     if on_change is not None and on_change not in ON_CHANGE:
         problems.append(f"{keys.on_change}: {on_change!r} is not one of {', '.join(ON_CHANGE)}")
         on_change = None
+    run_on_change = annotations.get(keys.run_on_change)
+    if run_on_change is not None and run_on_change not in BOOLEANS:
+        shown = quote_text(run_on_change) if isinstance(run_on_change, str) else describe_type(run_on_change)
+        problems.append(f'{keys.run_on_change}: {shown} is not "true" or "false"')
     generation = metadata.get("generation")
     bookkeeping = read_bookkeeping(annotations, keys)
     window = annotations.get(keys.restart_window)
@@ -235,11 +245,25 @@ def listed_view(
         owner=controlling_owner(metadata),
         restart_window=WindowSetting(keys.restart_window, str(window)) if window is not None else None,
         min_interval=min_interval,
-        run_on_change=is_true(annotations.get(keys.run_on_change)),
+        run_on_change=run_on_change == "true",
         on_change=on_change,
         problems=tuple(problems),
     )
     return listed, annotations
+
+
+def honoured_annotations(
+    obj: Mapping[str, Any], kind: Kind, settings: DiscoverySettings, annotations: Mapping[str, Any]
+) -> Mapping[str, Any]:
+    """The workload's annotations plus, with compat `reloader`, Reloader's annotations on its pod template
+    that its metadata does not set (Reloader reads both; the workload's own value wins)."""
+    if not reads_template_annotations(settings) or kind.template is None:
+        return annotations
+    template = resolve(obj, kind.template + "/metadata/annotations")
+    if not isinstance(template, Mapping):
+        return annotations
+    extra = {k: v for k, v in template.items() if k not in annotations and peer_of(str(k)) == "reloader"}
+    return {**annotations, **extra} if extra else annotations
 
 
 def read_target(

@@ -43,6 +43,8 @@ class Report:
     budget_exhausted: bool = False
     """The time budget ran out: what it did not reach is deferred with the reason `pass budget`."""
     api: dict[str, Any] = field(default_factory=dict)
+    foreign_annotations: dict[str, int] = field(default_factory=dict)
+    """Peer (compat rule) -> workloads carrying its annotations, which this pass ignored (the rule is off)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.rows, Rows):
@@ -115,6 +117,7 @@ class Report:
             "duration_seconds": round(self.duration, 3),
             "configs_fetched": self.contents_fetched,
             "api": self.api,
+            "foreign_annotations": self.foreign_annotations,
         }
 
     def write_json(self, out: TextIO) -> None:

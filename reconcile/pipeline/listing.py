@@ -22,9 +22,15 @@ from reconcile.config.settings import Settings, Shard
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.model.kinds import NAMESPACES, Kind
-from reconcile.model.references import DiscoverySettings, opt_in_keys
+from reconcile.model.references import (
+    PEER_DOMAINS,
+    DiscoverySettings,
+    foreign_peers,
+    opt_in_keys,
+    reads_template_annotations,
+)
 from reconcile.model.selectors import parse_selector
-from reconcile.model.workload import Listed, read_listed
+from reconcile.model.workload import Listed, honoured_annotations, read_listed
 from reconcile.output.report import Row
 from reconcile.pipeline.stream import namespace_of
 from reconcile.policy.decision import Decision, Deferral
@@ -89,6 +95,8 @@ class Listing:
     hold_at_most: int | None = None
     needs: dict[str, Decision | Need] = field(default_factory=dict)
     """uid -> what triage said of each held view."""
+    foreign: Counter[str] = field(default_factory=Counter)
+    """Peer (compat rule) -> workloads listed carrying its annotations while the rule is off."""
 
     def keep(self, workload: Listed, need: Decision | Need) -> None:
         """Tally an opted-in workload, and hold its view (and what it needs) unless the listing streams."""
@@ -141,15 +149,33 @@ def list_targets(
             listing.listed_kinds.append(kind)
     if settings.shard is not None:
         listing.keep_share(settings.shard)
+    say_foreign(listing.foreign)
     return listing
 
 
+def say_foreign(foreign: Counter[str]) -> None:
+    """One line naming the peers' annotations the pass ignores, and the setting that would honour them."""
+    if not foreign:
+        return
+    counts = ", ".join(f"{foreign[p]} carry {' / '.join(PEER_DOMAINS[p])} ({p})" for p in sorted(foreign))
+    log.warning(
+        "workloads with annotations of other tools, ignored with compat off: %s; set compat: [%s] "
+        "(config compat, or KUBE_REHASH_COMPAT) to honour them",
+        counts,
+        ", ".join(sorted(foreign)),
+    )
+
+
 def listed_view(item: dict[str, object], kind: Kind, discovery: DiscoverySettings) -> Listed | None:
-    """The slim view of a listed workload, if it opted in."""
-    if not opt_in_keys(discovery).intersection(annotations_of(item)):  # no opt-in annotation at all
+    """The slim view of a listed workload, if it opted in (or tried to, with a malformed annotation)."""
+    keys = opt_in_keys(discovery)
+    if not keys.intersection(annotations_of(item)) and not (  # no opt-in annotation at all
+        reads_template_annotations(discovery)
+        and keys.intersection(honoured_annotations(item, kind, discovery, {}))
+    ):
         return None
     target = read_listed(item, kind, discovery)
-    return target if target.discovery.opted_in else None
+    return target if target.discovery.wants_row else None
 
 
 class Workload(Protocol):
@@ -210,11 +236,12 @@ def list_kind(
             for item in client.list_items(
                 kind.collection_path(namespace),
                 field_selector=None if namespace else workload_selector(settings),
-                metadata_only=True,
+                metadata_only=not reads_template_annotations(discovery),
             ):
                 if not scope.covers(namespace_of(item)):
                     continue
                 listing.census[(namespace_of(item), kind.plural)] += 1
+                listing.foreign.update(foreign_peers(annotations_of(item), discovery.compat))
                 target = listed_view(item, kind, discovery)
                 if target is None:
                     continue

@@ -133,7 +133,7 @@ def plan_workload(
 def redecide(stage: ReadStage, target: Target, rules: Rules) -> tuple[Target, Decision]:
     """After a failed precondition: read the workload again and decide from scratch."""
     fresh = read_workload(stage, target.kind, target.namespace, target.name)
-    if not fresh.discovery.opted_in:
+    if not fresh.discovery.wants_row:
         return fresh, Decision(Action.SKIPPED, "no longer opted in")
     planned, _snapshot = plan_workload(stage, fresh, rules, spec_read=True)
     return planned.full or fresh, planned.decision

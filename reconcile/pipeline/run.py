@@ -122,6 +122,7 @@ class PassWalk:
         )
         self.stage.census = listing.census
         self.report.extend(listing.failures)
+        self.report.foreign_annotations = dict(sorted(listing.foreign.items()))
         streamed: StreamedBatches | None = None
         if listing.streamed:
             streamed = StreamedBatches(self.settings, self.client, self.stage, self.rules, listing)

@@ -32,6 +32,7 @@ from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient
 from reconcile.model.kinds import Kind
+from reconcile.model.references import reads_template_annotations
 from reconcile.model.workload import Listed
 from reconcile.output.report import Row
 from reconcile.pipeline.listing import Listing, listed_view, workload_selector
@@ -132,7 +133,7 @@ class StreamedBatches:
                 for item in self.client.list_items(
                     kind.collection_path(None),
                     field_selector=workload_selector(self.settings),
-                    metadata_only=True,
+                    metadata_only=not reads_template_annotations(self.rules.discovery),
                 ):
                     view = listed_view(item, kind, self.rules.discovery)
                     if view is not None and view.uid not in self.seen:
@@ -170,7 +171,7 @@ class StreamedBatches:
             pages = self.client.list_items(
                 kind.collection_path(None),
                 field_selector=selector,
-                metadata_only=not whole,
+                metadata_only=not (whole or reads_template_annotations(self.rules.discovery)),
                 limit=whole_page if whole else None,
             )
             lists.streams[kind] = NamespaceStream(pages)

@@ -59,7 +59,7 @@ class FullViews:
             self.failed[listed.uid] = f"reading the workload failed: {got}"
         else:
             fresh = got if isinstance(got, Target) else read_target(got, listed.kind, discovery)
-            if not fresh.discovery.opted_in or fresh.uid != listed.uid:
+            if not fresh.discovery.wants_row or fresh.uid != listed.uid:
                 log.info("%s changed identity or opted out since it was listed", listed.ref)
                 self.gone.add(listed.uid)
             else:

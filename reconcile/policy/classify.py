@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from reconcile.model.bookkeeping import SourceRecord
 from reconcile.model.hashing import ABSENT, selection_tag
-from reconcile.model.references import Reference, source_ignored, source_matches
+from reconcile.model.references import Reference, ignore_annotations, source_ignored, source_matches
 from reconcile.model.sources import NamespaceSources, SourceKey, SourceMeta
 from reconcile.model.workload import Target
 from reconcile.policy.rules import Rules
@@ -26,6 +26,8 @@ class Classified:
     """Existing sources whose content (for the reference's key selection) must be hashed."""
     complete: bool
     """The records will cover every reference (none ignored, no search mode, no label selector)."""
+    malformed: tuple[str, ...] = ()
+    """Malformed ignore/match annotations of the sources this workload reads (it is then skipped)."""
 
 
 def key_of(ref: Reference) -> SourceKey:
@@ -66,8 +68,17 @@ def classify(target: Target, sources: NamespaceSources, rules: Rules) -> Classif
     missing: list[str] = []
     needs: list[tuple[Reference, SourceMeta]] = []
     complete = not (target.discovery.match_annotations or target.discovery.selectors)
+    ignore_keys = ignore_annotations(rules.discovery)
+    malformed = [
+        problem
+        for kind in sorted(target.discovery.search_kinds)
+        for meta in sources.of_kind(kind)
+        for problem in meta.problems(target.discovery.match_annotations)
+    ]
     for ref in references_of(target, sources):
         meta = sources.found.get(key_of(ref))
+        if meta is not None:
+            malformed += meta.problems(ignore_keys)
         if meta is None:
             if ref.optional:
                 records.append(absent_record(ref))
@@ -83,7 +94,7 @@ def classify(target: Target, sources: NamespaceSources, rules: Rules) -> Classif
             records.append(reuse)
         else:
             needs.append((ref, meta))
-    return Classified(tuple(records), tuple(missing), tuple(needs), complete)
+    return Classified(tuple(records), tuple(missing), tuple(needs), complete, tuple(malformed))
 
 
 def recorded_sources(target: Target, rules: Rules) -> set[SourceKey]:

@@ -103,6 +103,9 @@ def decide_target(
     if unreached:
         return defer_for_budget("its ConfigMaps/Secrets were not all read before the time budget ran out")
     classified = classify(target, sources, rules)
+    if classified.malformed:
+        problems = "; ".join(classified.malformed)
+        return Decision(Action.SKIPPED, f"malformed annotation: {problems}; nothing written")
     records = list(classified.records)
     missing = list(classified.missing)
     for ref, _meta in classified.needs:
@@ -202,7 +205,7 @@ def confirm_recorded(listed: Listed, sources: NamespaceSources, rules: Rules) ->
             continue
         if meta is None or (meta.uid, meta.resource_version) != (record.uid, record.resource_version):
             return None
-        if source_ignored(meta.annotations(), rules.discovery):
+        if source_ignored(meta.annotations(), rules.discovery) or meta.malformed:
             return None
     observed = observed_from(records, rules.hash_key)
     if book.config_hash != observed.config_hash or book.key_fingerprint != observed.key_fingerprint:

@@ -19,12 +19,19 @@ from enum import StrEnum
 from functools import lru_cache
 
 from reconcile.model.annotations import WindowSetting
-from reconcile.model.bookkeeping import SourceRecord
+from reconcile.model.bookkeeping import Bookkeeping, SourceRecord
 from reconcile.model.hashing import SourceToken, combine, key_fingerprint
 from reconcile.model.rollouts import RolloutCheck
 from reconcile.model.times import format_time
 from reconcile.model.windows import ALWAYS_OPEN, RestartWindows, WindowError, format_deferral, parse_windows
 from reconcile.model.workload import Listed, Target, stamp_holds
+from reconcile.policy.rekey import (
+    changed_identities,
+    describe_key,
+    key_change,
+    rekeyed_reason,
+    unkeyed_reason,
+)
 
 
 class Action(StrEnum):
@@ -145,13 +152,18 @@ class Decision:
 
 
 def settle_listed(target: Listed) -> Decision | None:
-    """Decisions the list facts alone settle: opted out, operator-owned, a malformed restart window."""
+    """Decisions the list facts alone settle: opted out, operator-owned, a malformed annotation (every
+    pass, whatever was recorded before: bad input fails closed), a malformed restart window."""
     if target.discovery.ignored:
         return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
     if target.owner is not None:
         return Decision(
             Action.SKIPPED,
             f"owned by {target.owner}, whose controller would revert the patch; target that resource instead",
+        )
+    if target.problems:
+        return Decision(
+            Action.SKIPPED, f"malformed annotation: {'; '.join(target.problems)}; nothing written"
         )
     problem = window_problem(target.restart_window)
     if problem is not None:
@@ -255,9 +267,20 @@ def _decide(
             )
         return replace(base, action=Action.ADOPT, reason="first sight: hash recorded without a rollout")
     if stored != current:
-        known = book.records if book.key_fingerprint == observed.key_fingerprint else None
+        rekeyed = key_change(book, stored, observed.key_fingerprint)
+        if rekeyed is not None and (keyed := decide_key_change(base, book, rekeyed)) is not None:
+            return keyed
+        known = book.records if rekeyed is None else None
         changed = changed_sources(known, observed.records)
-        what = ", ".join(changed) + " changed" if changed and known is not None else "config content changed"
+        if rekeyed is not None and book.records is not None:
+            changed = changed_identities(book.records, observed.records)
+        what = (
+            ", ".join(changed) + " changed"
+            if changed and book.records is not None
+            else "config content changed"
+        )
+        if rekeyed is not None:
+            what += f" (hash key changed too: {describe_key(rekeyed[0])} → {describe_key(rekeyed[1])})"
         if target.min_interval and book.last_rollout and now - book.last_rollout < target.min_interval:
             until = format_time(book.last_rollout + target.min_interval)
             return defer(
@@ -287,6 +310,28 @@ def _decide(
             base, reason="content unchanged (pod template annotation absent, e.g. after a re-apply)"
         )
     return replace(base, reason="content unchanged")
+
+
+def decide_key_change(base: Decision, book: Bookkeeping, fingerprints: tuple[str, str]) -> Decision | None:
+    """A stored hash made under another key never rolls for that reason: a pass without a key leaves a
+    keyed hash alone (`skipped`); a keyed pass whose records prove every source unchanged (same identity,
+    version and key selection) re-records it under its own key (`refresh`). None: a source changed too
+    (or the records cannot tell), so the content change rolls once as usual."""
+    old, new = fingerprints
+    if not new:
+        return replace(
+            base,
+            action=Action.SKIPPED,
+            reason=unkeyed_reason(old),
+        )
+    observed = base.observed
+    if book.records is None or observed is None or changed_identities(book.records, observed.records):
+        return None
+    return replace(
+        base,
+        action=Action.REFRESH,
+        reason=rekeyed_reason(old, new),
+    )
 
 
 def _notification(planned: Decision) -> Decision:

@@ -26,6 +26,8 @@ WORKLOADS = 3 * BATCH_SIZE - 10  # three batches
 # it uses, while one metadata list for the whole pass stays cheaper than a GET per referenced source.
 UNREFERENCED = 4 * WORKLOADS
 COLLECTION = f"/api/v1/namespaces/{NS}/configmaps"
+UNLIMITED = {"KUBE_REHASH_QPS": "0"}
+LIMITED_RATIO = BOUNDS[Read.SOURCE_CONTENT].limited.ratio  # type: ignore[union-attr]
 
 
 def seed(cluster: Backend) -> None:
@@ -48,9 +50,10 @@ def configmap_gets(cluster: Backend) -> list[str]:
 def test_first_sight_in_a_large_namespace_reads_content_by_name_not_a_list_per_batch(
     cluster: Backend,
 ) -> None:
+    """Without a rate limit (qps 0) bytes cost time as requests do: no content list wasting most of it."""
     assert (WORKLOADS + UNREFERENCED) > CONTENT_LIST_RATIO * BATCH_SIZE  # a batch's list would be wasteful
     seed(cluster)
-    result = cluster.run("-n", NS)
+    result = cluster.run("-n", NS, env=UNLIMITED)
     assert result.code == 0, result.stderr
     assert set(result.actions().values()) == {"adopt"} and len(result.actions()) == WORKLOADS
     # Content: each referenced ConfigMap downloaded once, by name; the namespace never listed in full.
@@ -75,6 +78,27 @@ def test_first_sight_in_a_large_namespace_reads_content_by_name_not_a_list_per_b
         for e in cluster.sim.log.entries(method="GET")
         if e.path.startswith(f"/apis/apps/v1/namespaces/{NS}/deployments/")
     ]
+
+
+def test_first_sight_at_the_shipped_rate_lists_content_where_that_saves_the_budget_requests(
+    cluster: Backend,
+) -> None:
+    """At the shipped qps a GET costs the budget 50 ms and a wasted object a few KB: each batch lists the
+    namespace's content (at most 16 objects per wanted one) instead of a GET per referenced source."""
+    assert (WORKLOADS + UNREFERENCED) <= LIMITED_RATIO * BATCH_SIZE
+    seed(cluster)
+    result = cluster.run("-n", NS)
+    assert result.code == 0, result.stderr
+    assert set(result.actions().values()) == {"adopt"} and len(result.actions()) == WORKLOADS
+    # The two full batches (50 wanted of 700: 14 per wanted one) list; the last (40 wanted: 17.5) reads
+    # its 40 by name.
+    last = range(2 * BATCH_SIZE, WORKLOADS)
+    assert sorted(configmap_gets(cluster)) == [f"{COLLECTION}/cm-{i:03d}" for i in last]
+    reads = collection_reads(cluster)
+    starts = [e.query for e in reads if "continue" not in e.query]
+    assert starts == [{"limit": "1"}] + [{"limit": "500"}] * 2  # one probe, then a list per full batch
+    assert len(reads) + len(last) <= 1 + 2 * 2 + 40 < WORKLOADS  # 700 objects: two pages a list
+    assert result.report["configs_fetched"] == WORKLOADS
 
 
 def test_a_steady_pass_lists_a_large_namespace_once_for_all_its_batches(cluster: Backend) -> None:

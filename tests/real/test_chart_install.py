@@ -156,3 +156,30 @@ def test_helm_upgrade_keeps_the_generated_hash_key(kube: Kube, helm: Path) -> No
         wait_until(
             "namespace kube-rehash to be deleted", functools.partial(namespace_gone, cp, "kube-rehash"), 180
         )
+
+
+def test_helm_uninstall_keeps_the_generated_hash_key_and_a_reinstall_adopts_it(
+    kube: Kube, helm: Path
+) -> None:
+    """`helm.sh/resource-policy: keep`: the key outlives `helm uninstall`, so a reinstall hashes with the same
+    key (charts/kube-rehash/README.md says how to delete it for good)."""
+    cp = kube.cp
+    kubeconfig = ["--kubeconfig", str(cp.kubeconfig)]
+    path = "/api/v1/namespaces/kube-rehash/secrets/kube-rehash-hash-key"
+    install = ("install", "kube-rehash", str(CHART), "-n", "kube-rehash", "--create-namespace", *kubeconfig)
+    run_helm(helm, *install)
+    try:
+        before = cp.api("GET", path)["data"]["key"]  # compared, never printed
+        run_helm(helm, "uninstall", "kube-rehash", "-n", "kube-rehash", "--wait", *kubeconfig)
+        assert cp.request("GET", path)[0] == 200, "helm uninstall deleted the hash key"
+        assert cp.request("GET", "/apis/batch/v1/namespaces/kube-rehash/cronjobs/kube-rehash")[0] == 404
+        run_helm(helm, *install)
+        assert cp.api("GET", path)["data"]["key"] == before, "the reinstall replaced the kept hash key"
+    finally:
+        run_helm(
+            helm, "uninstall", "kube-rehash", "-n", "kube-rehash", "--wait=false", *kubeconfig, check=False
+        )
+        cp.request("DELETE", "/api/v1/namespaces/kube-rehash")
+        wait_until(
+            "namespace kube-rehash to be deleted", functools.partial(namespace_gone, cp, "kube-rehash"), 180
+        )

@@ -23,7 +23,11 @@ def adopted_hash(c: Cluster, name: str) -> str:
     return str(c.get("deployments", "shop", name)["metadata"]["annotations"][HASH_KEY])
 
 
-def test_malformed_reference_lists_hash_the_valid_names_and_note_the_rest(sim: Cluster) -> None:
+def test_malformed_reference_lists_skip_the_workload_naming_the_bad_values_and_write_nothing(
+    sim: Cluster,
+) -> None:
+    """Bad input fails closed: a list with an invalid name is not half honoured (its valid names hashed,
+    the rest noted) but skipped, naming the value, until it is fixed."""
     sim.add(configmap("app", {"a": "1"}), configmap("b", {"b": "1"}))
     sim.add(
         deployment("empty-items", annotations={CM: ",, ,"}),
@@ -36,12 +40,18 @@ def test_malformed_reference_lists_hash_the_valid_names_and_note_the_rest(sim: C
     )
     report = in_process_pass(sim.sim, sim.kubeconfig)
     rows = rows_by_name(report)
-    assert {n: r.action for n, r in rows.items()} == dict.fromkeys(rows, "adopt")
+    skipped = ("invalid-names", "non-ascii", "nul")
+    assert {n: r.action for n, r in rows.items()} == {
+        "duplicates": "adopt",
+        **dict.fromkeys(skipped, "skipped"),
+    }
     assert 'kube-rehash.io/configmaps: "UPPER" is not a valid name' in rows["invalid-names"].reason
-    assert "is not a valid name" in rows["non-ascii"].reason
-    app = expected_hash(sim.sim, "shop", [("configmap", "app", None)])
-    assert adopted_hash(sim, "invalid-names") == app
-    assert adopted_hash(sim, "non-ascii") == app
+    assert (
+        'kube-rehash.io/configmaps: "caf\\u00e9" is not a valid name' in rows["non-ascii"].reason
+    )  # escaped
+    assert 'kube-rehash.io/watch: "yes please" is not "true" or "false"' in rows["nul"].reason
+    for name in skipped:
+        assert HASH_KEY not in sim.get("deployments", "shop", name)["metadata"]["annotations"]
     assert adopted_hash(sim, "duplicates") == expected_hash(
         sim.sim, "shop", [("configmap", "app", None), ("configmap", "b", None)]
     )
@@ -50,12 +60,13 @@ def test_malformed_reference_lists_hash_the_valid_names_and_note_the_rest(sim: C
     assert HASH_KEY not in sim.get("deployments", "shop", "empty-items")["metadata"]["annotations"]
 
 
-def test_an_enormous_list_of_invalid_names_gives_a_bounded_note(sim: Cluster) -> None:
+def test_an_enormous_list_of_invalid_names_gives_a_bounded_reason(sim: Cluster) -> None:
     sim.add(configmap("app", {"a": "1"}))
     names = ",".join(["app", *(f"BAD{i}" for i in range(3000))])
     sim.add(deployment("noisy", annotations={CM: names}))
     row = rows_by_name(in_process_pass(sim.sim, sim.kubeconfig))["noisy"]
-    assert row.action == "adopt" and len(row.reason) < 2000, len(row.reason)
+    assert row.action == "skipped" and len(row.reason) < 2000, len(row.reason)
+    assert row.reason.endswith("and 2990 more problems; nothing written")
 
 
 NO_TEMPLATE: dict[str, dict[str, Any]] = {
@@ -214,10 +225,15 @@ def test_garbage_in_our_own_bookkeeping_annotations_is_rewritten_not_fatal(sim: 
         "kube-rehash.io/watch": "true",
         "kube-rehash.io/sources": '{"v":1,"k":7,"s":[["configmap"]]}',
         "kube-rehash.io/last-rollout": "yesterday",
-        "kube-rehash.io/min-interval": "soon",
     }
     sim.add(deployment("web", env_from("configmap", "app"), annotations=junk))
     row = rows_by_name(in_process_pass(sim.sim, sim.kubeconfig))["web"]
-    assert row.action == "adopt" and "min-interval" in row.reason
+    assert row.action == "adopt"
     want = expected_hash(sim.sim, "shop", [("configmap", "app", None)])
     assert adopted_hash(sim, "web") == want
+    # A malformed setting of the user's (not our bookkeeping) fails closed instead: skipped, named.
+    sim.edit(
+        "deployments", "shop", "web", {"metadata": {"annotations": {"kube-rehash.io/min-interval": "soon"}}}
+    )
+    row = rows_by_name(in_process_pass(sim.sim, sim.kubeconfig))["web"]
+    assert row.action == "skipped" and "kube-rehash.io/min-interval: 'soon'" in row.reason

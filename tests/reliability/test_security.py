@@ -122,20 +122,30 @@ def test_keyed_mode_from_the_config_file_stores_v1k_values_that_depend_on_the_ke
     assert doc_source_token("secret", cluster.get("secrets", "shop", "db"), None, None) not in sources
 
 
-def test_rotating_the_key_rolls_each_workload_exactly_once_within_max_rollouts(sim: Cluster) -> None:
+def test_rotating_the_key_re_records_every_workload_without_a_rollout_then_a_change_rolls_once(
+    sim: Cluster,
+) -> None:
     names = [f"w{i}" for i in range(5)]
     sim.add(secret_obj("db", {"pw": "1"}), *(deployment(n, env_from("secret", "db")) for n in names))
     assert set(actions(in_process_pass(sim.sim, sim.kubeconfig, hash_key=KEY1)).values()) == {"adopt"}
     assert set(actions(in_process_pass(sim.sim, sim.kubeconfig, hash_key=KEY1)).values()) == {"in-sync"}
+    rotated = in_process_pass(sim.sim, sim.kubeconfig, hash_key=KEY2, max_rollouts=2)
+    assert set(actions(rotated).values()) == {"refresh"}  # all five in one pass: a refresh restarts nothing
+    assert all(r.reason.startswith("hash key changed (fingerprint ") for r in rotated.rows)
+    assert set(actions(in_process_pass(sim.sim, sim.kubeconfig, hash_key=KEY2)).values()) == {"in-sync"}
+    want = keyed_expected(sim, KEY2)
+    for name in names:
+        obj = sim.get("deployments", "shop", name)
+        assert obj["metadata"]["annotations"]["kube-rehash.io/config-hash"] == want
+        assert template_hash_changes(sim.sim, "deployments", "shop", name) == 0
+    sim.edit("secrets", "shop", "db", {"stringData": {"pw": "2"}})
     rolled_per_pass = []
     for _ in range(4):
         report = in_process_pass(sim.sim, sim.kubeconfig, hash_key=KEY2, max_rollouts=2)
         rolled_per_pass.append(sum(1 for r in report.rows if r.action == "rollout"))
     assert rolled_per_pass == [2, 2, 1, 0]
-    want = keyed_expected(sim, KEY2)
     for name in names:
-        obj = sim.get("deployments", "shop", name)
-        assert template_hash_of(obj) == want
+        assert template_hash_of(sim.get("deployments", "shop", name)) == keyed_expected(sim, KEY2)
         assert template_hash_changes(sim.sim, "deployments", "shop", name) == 1
 
 
