@@ -10,6 +10,7 @@ discovery) is what lets a pass over thousands of workloads run in bounded memory
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import timedelta
@@ -17,7 +18,7 @@ from functools import lru_cache
 from sys import intern
 from typing import Any
 
-from reconcile.model.annotations import ON_CHANGE, Annotations, WindowSetting
+from reconcile.model.annotations import ON_CHANGE, RESTART, Annotations, WindowSetting
 from reconcile.model.bookkeeping import Bookkeeping, SpecFacts, read_bookkeeping
 from reconcile.model.freshness import Lineage, lineage_of
 from reconcile.model.kinds import Kind
@@ -50,6 +51,14 @@ class Listed:
     """The workload's `on-change` annotation (`rollout` or `notify`); None: the config's `onChange`."""
     problems: tuple[str, ...] = ()
     """Problems of what its annotations say (a malformed min-interval)."""
+    wave: int = 0
+    """The `wave` annotation: among workloads due for one changed source, lower waves roll first."""
+    restart: str = "patch"
+    """How a rollout restarts its pods: its `restart` annotation, else the config's `restart`: `patch`
+    the pod template, or `evict` the pods that started before the change."""
+    malformed: tuple[str, ...] = ()
+    """Annotations whose values cannot be read at all (a wave that is no integer): the workload is
+    `skipped`, naming them, with nothing written."""
 
     @property
     def ref(self) -> str:
@@ -137,6 +146,17 @@ class Target:
     def on_change(self) -> str | None:
         return self.listed.on_change
 
+    @property
+    def wave(self) -> int:
+        return self.listed.wave
+
+    @property
+    def restart(self) -> str:
+        return self.listed.restart
+
+
+WAVE = re.compile(r"-?[0-9]{1,9}")
+"""A wave: a plain decimal integer (no sign but minus, no underscores, no spaces)."""
 
 _LISTED_FIELDS = frozenset(f.name for f in fields(Listed)) - {"discovery", "problems"}
 
@@ -198,6 +218,8 @@ def listed_view(
     if on_change is not None and on_change not in ON_CHANGE:
         problems.append(f"{keys.on_change}: {on_change!r} is not one of {', '.join(ON_CHANGE)}")
         on_change = None
+    wave, restart, malformed = restart_settings(annotations, keys)
+    restart = restart or settings.restart
     generation = metadata.get("generation")
     bookkeeping = read_bookkeeping(annotations, keys)
     window = annotations.get(keys.restart_window)
@@ -218,8 +240,30 @@ def listed_view(
         run_on_change=is_true(annotations.get(keys.run_on_change)),
         on_change=on_change,
         problems=tuple(problems),
+        wave=wave,
+        restart=restart,
+        malformed=malformed,
     )
     return listed, annotations
+
+
+def restart_settings(
+    annotations: Mapping[str, Any], keys: Annotations
+) -> tuple[int, str | None, tuple[str, ...]]:
+    """(wave, restart strategy, malformed values) from the `wave` and `restart` annotations."""
+    malformed: list[str] = []
+    wave = 0
+    raw = annotations.get(keys.wave)
+    if raw is not None:
+        if WAVE.fullmatch(str(raw)):
+            wave = int(str(raw))
+        else:
+            malformed.append(f"{keys.wave}: {str(raw)[:40]!r} is not an integer")
+    restart = annotations.get(keys.restart)
+    if restart is not None and restart not in RESTART:
+        malformed.append(f"{keys.restart}: {str(restart)[:40]!r} is not one of {', '.join(RESTART)}")
+        restart = None
+    return wave, (str(restart) if restart is not None else None), tuple(malformed)
 
 
 def read_target(

@@ -32,6 +32,7 @@ from reconcile.policy.decision import (
 )
 from reconcile.policy.rules import Rules
 from reconcile.policy.snapshot import Snapshot
+from reconcile.policy.waves import hold_waves
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,8 @@ def decide_batch(
     workloads: Sequence[Listed], settled: Mapping[str, Decision], snapshot: Snapshot, rules: Rules
 ) -> list[Planned]:
     """Every listed workload of a batch, in order: settled in triage, failed, decided in full, confirmed
-    from its records, or deferred because the budget did not reach it."""
+    from its records, or deferred because the budget did not reach it; then a rollout that waits for a
+    lower wave is deferred (`waves`)."""
     out: list[Planned] = []
     for listed in workloads:
         uid = listed.uid
@@ -259,4 +261,5 @@ def decide_batch(
             )
         else:
             out.append(Planned(listed, snapshot.confirmed.get(uid) or defer_for_budget()))
-    return out
+    held = hold_waves([(p.listed, p.decision) for p in out])
+    return [p if d is p.decision else replace(p, decision=d) for p, d in zip(out, held, strict=True)]

@@ -58,6 +58,8 @@ class Deferral(StrEnum):
     MAX_ROLLOUTS = "max-rollouts"
     MIN_INTERVAL = "min-interval"
     WINDOW = "window"
+    WAVE = "wave"
+    DISRUPTION_BUDGET = "disruption budget"
     STOPPED = "stopped"
 
 
@@ -148,10 +150,13 @@ def settle_listed(target: Listed) -> Decision | None:
     """Decisions the list facts alone settle: opted out, operator-owned, a malformed restart window."""
     if target.discovery.ignored:
         return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
-    if target.owner is not None:
+    if target.malformed:
+        return Decision(Action.SKIPPED, f"malformed {'; '.join(target.malformed)}; nothing written")
+    if target.owner is not None and target.restart != "evict":  # eviction leaves the template alone
         return Decision(
             Action.SKIPPED,
-            f"owned by {target.owner}, whose controller would revert the patch; target that resource instead",
+            f"owned by {target.owner}, whose controller would revert the patch; "
+            "target that resource instead, or restart its pods by eviction (restart: evict)",
         )
     problem = window_problem(target.restart_window)
     if problem is not None:
