@@ -26,6 +26,7 @@ from reconcile.pipeline.planner import open_stage, read_for, read_workload, rule
 from reconcile.policy.classify import references_of
 from reconcile.policy.decide import decide_target
 from reconcile.policy.decision import Action, Decision, window_problem, windows_of
+from reconcile.policy.evict import plan_eviction, pods_wanted
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,9 @@ def explain_workload(
             )
         sources = read_for(stage, namespace, [target], rules)
         decision = decide_target(target, sources, rules)
+        if pods_wanted(target, decision):  # restart: evict: which pods it would evict
+            pods, _cut = stage.read_pods([target])
+            decision = plan_eviction(target, decision, pods.get(target.uid), sources)
         window = describe_window(target, rules.windows, rules.now)
         rollout = describe_rollout(target, rules.now, settings.rollout_deadline)
         states = tuple(

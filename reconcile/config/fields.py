@@ -239,6 +239,16 @@ class Settings:
         details="Action `notify`; never held back by windows, `min-interval` or `--max-rollouts`, since "
         "nothing restarts.",
     )
+    restart: Literal["patch", "evict"] = setting(
+        "patch",
+        "How a workload without the kube-rehash.io/restart annotation is restarted: patch (its pod "
+        "template) or evict (its pods that started before the change, through pods/eviction).",
+        POLICY,
+        v.choice("patch", "evict"),
+        ("restart",),
+        details="`evict` never patches the template and honours PodDisruptionBudgets; it needs `create` on "
+        "`pods/eviction` and `list` on pods and ReplicaSets (chart value `rbac.evict`).",
+    )
     max_rollouts: int | None = setting(
         None,
         "Most rollouts per pass, the rest deferred to later passes; null means unlimited.",

@@ -93,6 +93,8 @@ class Target:
     unread: bool = False
     """Built from the records of a listed workload (`target_from_records`), not read: its write must test
     the generation, which proves the spec is still the one the records describe."""
+    max_unavailable: int | str | None = None
+    """The rolling update's `maxUnavailable` (Deployment, StatefulSet, DaemonSet): pods evicted per pass."""
 
     @property
     def kind(self) -> Kind:
@@ -299,7 +301,17 @@ def read_target(
         template_present=isinstance(resolve(obj, holder), Mapping),
         status_view=status_view(obj) if watched else None,
         lineage=lineage_of(obj, kind.kind) if kind.group == "apps" else None,
+        max_unavailable=max_unavailable_of(obj, kind),
     )
+
+
+def max_unavailable_of(obj: Mapping[str, Any], kind: Kind) -> int | str | None:
+    """The workload's rolling-update `maxUnavailable` (an integer or a percentage), where it has one."""
+    if kind.group != "apps":
+        return None
+    strategy = "/spec/strategy" if kind.kind == "Deployment" else "/spec/updateStrategy"
+    value = resolve(obj, strategy + "/rollingUpdate/maxUnavailable")
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
 
 
 def target_inputs(discovery: Discovery, kind: Kind) -> str:

@@ -16,6 +16,7 @@ from reconcile.errors import PassCut
 from reconcile.kube.client import KubeClient
 from reconcile.model.freshness import Origin
 from reconcile.model.kinds import Kind
+from reconcile.model.pods import PodsRead
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import NamespaceSources
 from reconcile.model.workload import Listed, Target, read_target
@@ -24,12 +25,14 @@ from reconcile.pipeline.read import ReadStage
 from reconcile.pipeline.views import FullViews
 from reconcile.policy.decide import Planned, decide_batch, decide_target, target_from_records, undecided
 from reconcile.policy.decision import Action, Decision
+from reconcile.policy.evict import plan_eviction
 from reconcile.policy.needs import (
     confirm_trusted,
     content_needed,
     content_to_read,
     metadata_to_read,
     origins_to_read,
+    pods_to_read,
 )
 from reconcile.policy.rules import Rules
 from reconcile.policy.snapshot import Snapshot
@@ -53,6 +56,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
     sources = NamespaceSources(namespace)
     confirmed: dict[str, Decision] = {}
     origins: dict[str, Origin] = {}
+    pods: dict[str, PodsRead] = {}
     decided: dict[str, Decision] = {}
     trusted = [w for w in batch.workloads if w.uid in triage.trusted]
     try:
@@ -81,6 +85,8 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
                     decided = {}
                 sources.cut |= cut
                 views.failed.update(refused)
+            if not sources.cut:
+                pods, sources.cut = stage.read_pods(pods_to_read(live, decided, sources, rules))
     except PassCut:
         sources.cut = True
     return Snapshot(
@@ -90,6 +96,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
         gone=frozenset(views.gone),
         confirmed=confirmed,
         origins=origins,
+        pods=pods,
         decided=decided,
     )
 
@@ -113,13 +120,24 @@ def plan_targets(
     origins: dict[str, Origin] = {}
     refused: dict[str, str] = {}
     decided: dict[str, Decision] = {}
+    pods: dict[str, PodsRead] = {}
     if not sources.cut:
-        wanted, decided = origins_to_read(undecided(targets), sources, rules)
+        live = undecided(targets)
+        wanted, decided = origins_to_read(live, sources, rules)
         origins, refused, _cut = stage.read_origins(wanted)
+        pods, _cut = stage.read_pods(pods_to_read(live, decided, sources, rules))
     return [
         (t, Decision(Action.FAILED, refused[t.uid]))
         if t.uid in refused
-        else (t, decided.get(t.uid) or decide_target(t, sources, rules, origin=origins.get(t.uid)))
+        else (
+            t,
+            plan_eviction(
+                t,
+                decided.get(t.uid) or decide_target(t, sources, rules, origin=origins.get(t.uid)),
+                pods.get(t.uid),
+                sources,
+            ),
+        )
         for t in targets
     ]
 
@@ -147,7 +165,9 @@ def read_workload(stage: ReadStage, kind: Kind, namespace: str, name: str) -> Ta
 
 def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rules:
     """The decision rules of one pass (or one `explain`): settings, hash key and clock."""
-    discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
+    discovery = DiscoverySettings(
+        prefix=settings.prefix, compat=frozenset(settings.compat), restart=settings.restart
+    )
     return Rules(
         discovery,
         hash_key,

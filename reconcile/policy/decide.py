@@ -30,6 +30,7 @@ from reconcile.policy.decision import (
     defer_for_budget,
     observed_from,
 )
+from reconcile.policy.evict import plan_eviction
 from reconcile.policy.rules import Rules
 from reconcile.policy.snapshot import Snapshot
 from reconcile.policy.waves import hold_waves
@@ -202,8 +203,8 @@ def target_from_records(listed: Listed) -> Target | None:
     reference to some keys only, whose names the records do not keep: that workload is read)."""
     book = listed.bookkeeping
     facts = book.facts
-    if facts is None or book.records is None or not stamp_holds(listed):
-        return None
+    if facts is None or book.records is None or not stamp_holds(listed) or listed.restart == "evict":
+        return None  # eviction needs the spec: its selector and maxUnavailable
     if any(r.selection != WHOLE or r.kind not in KINDS for r in book.records):
         return None
     # The listed view's references are the recorded sources; the facts say which are optional.
@@ -256,6 +257,7 @@ def decide_batch(
             decision = snapshot.decided.get(uid) or decide_target(
                 full, snapshot.sources, rules, origin=snapshot.origins.get(uid)
             )
+            decision = plan_eviction(full, decision, snapshot.pods.get(uid), snapshot.sources)
             out.append(
                 Planned(full.listed, with_rollout(full.listed, decision, full.status_view, rules), full)
             )

@@ -21,6 +21,7 @@ from functools import lru_cache
 from reconcile.model.annotations import WindowSetting
 from reconcile.model.bookkeeping import SourceRecord
 from reconcile.model.hashing import SourceToken, combine, key_fingerprint
+from reconcile.model.pods import Eviction
 from reconcile.model.rollouts import RolloutCheck
 from reconcile.model.times import format_time
 from reconcile.model.windows import ALWAYS_OPEN, RestartWindows, WindowError, format_deferral, parse_windows
@@ -144,6 +145,8 @@ class Decision:
     """Our recorded, unfinished rollout of this workload and its status as read in this pass."""
     deferral: Deferral | None = None
     """Why it is `deferred` (set exactly when the action is DEFERRED)."""
+    eviction: Eviction | None = None
+    """Restart by eviction (`policy.evict`): the pods to evict, or none left (record the hash)."""
 
 
 def settle_listed(target: Listed) -> Decision | None:

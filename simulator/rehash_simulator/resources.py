@@ -44,6 +44,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", short_names=("cm",)),
     ResourceType("", "v1", "secrets", "secret", "Secret"),
     ResourceType("", "v1", "events", "event", "Event", short_names=("ev",)),
+    ResourceType("", "v1", "pods", "pod", "Pod", short_names=("po",), has_status=True, categories=("all",)),
     ResourceType(
         "apps",
         "v1",
@@ -73,6 +74,25 @@ RESOURCES: tuple[ResourceType, ...] = (
         short_names=("ds",),
         has_status=True,
         categories=("all",),
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "replicasets",
+        "replicaset",
+        "ReplicaSet",
+        short_names=("rs",),
+        has_status=True,
+        categories=("all",),
+    ),
+    ResourceType(
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        "PodDisruptionBudget",
+        short_names=("pdb",),
+        has_status=True,
     ),
     ResourceType(
         "batch",

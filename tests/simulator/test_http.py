@@ -70,7 +70,7 @@ def test_table(seeded: Simulator) -> None:
 
 def test_unknown_paths_and_methods(sim: Simulator) -> None:
     assert call(sim, "GET", "/apis/nope/v1/things").status == 404
-    assert call(sim, "GET", "/api/v1/namespaces/shop/pods").status == 404
+    assert call(sim, "GET", "/api/v1/namespaces/shop/services").status == 404
     reply = call(sim, "PUT", "/api/v1/configmaps", {})
     assert reply.status == 405 and reply.json()["reason"] == "MethodNotAllowed"
 
@@ -195,8 +195,13 @@ def test_discovery(sim: Simulator) -> None:
     assert call(sim, "GET", "/version").json()["major"] == "1"
     assert call(sim, "GET", "/api").json()["versions"] == ["v1"]
     groups = {g["name"] for g in call(sim, "GET", "/apis").json()["groups"]}
-    assert groups == {"apps", "batch", "argoproj.io"}
+    assert groups == {"apps", "batch", "argoproj.io", "policy"}
     apps = call(sim, "GET", "/apis/apps/v1").json()
     short = {r["name"]: r.get("shortNames") for r in apps["resources"]}
-    assert short == {"deployments": ["deploy"], "statefulsets": ["sts"], "daemonsets": ["ds"]}
+    assert short == {
+        "deployments": ["deploy"],
+        "statefulsets": ["sts"],
+        "daemonsets": ["ds"],
+        "replicasets": ["rs"],
+    }
     assert call(sim, "GET", "/openapi/v2").status == 404

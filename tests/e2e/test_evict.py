@@ -1,0 +1,202 @@
+"""Restart by eviction end to end on the simulator: `kube-rehash.io/restart: evict` never patches the pod
+template; each pass evicts a bounded number of the pods that started before the change (oldest first,
+through pods/eviction, never a DELETE), a PodDisruptionBudget's refusal keeps the pod and names the
+budget, and once every pod is newer than the change the hash is recorded and the row is `in-sync`.
+
+The simulator runs no controller, so the test plays the Deployment's: it seeds the ReplicaSet and pods
+and creates a replacement for each evicted pod. Its ConfigMaps carry a managedFields entry timed at their
+last content change (`Simulator(content_times=True)`), as kube-apiserver's do. tests/real/test_evict.py
+runs the same story with the real controllers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rehash_simulator import Simulator
+from tests.e2e.conftest import Backend, Cluster, configmap, deployment, env_from, template_hash
+
+pytestmark = pytest.mark.sim_only("the test plays the controllers: it seeds pods and replaces evicted ones")
+EVICT = {"kube-rehash.io/watch": "true", "kube-rehash.io/restart": "evict"}
+OPERATOR = [
+    {"apiVersion": "db.example/v1", "kind": "Database", "name": "main", "uid": "op-1", "controller": True}
+]
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Backend]:
+    with Simulator(content_times=True).start() as sim:
+        yield Cluster(sim, tmp_path)
+
+
+def owner(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    meta = obj["metadata"]
+    return [
+        {
+            "apiVersion": obj["apiVersion"],
+            "kind": obj["kind"],
+            "name": meta["name"],
+            "uid": meta["uid"],
+            "controller": True,
+        }
+    ]
+
+
+def pod(name: str, rs: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "shop",
+            "labels": labels or {"app": "web"},
+            "ownerReferences": owner(rs),
+        },
+        "spec": {"containers": [{"name": "app", "image": "app:1"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+
+
+def seed(cluster: Backend, replicas: int = 3, *, stray: bool = True, **spec: Any) -> dict[str, Any]:
+    """An operator-owned Deployment in evict mode, its ReplicaSet, its pods, and a pod it does not own."""
+    cluster.add(configmap("app", {"a": "1"}))
+    web = deployment("web", env_from("configmap", "app"), annotations=EVICT, replicas=replicas, **spec)
+    web["metadata"]["ownerReferences"] = OPERATOR
+    cluster.add(web)
+    stored = cluster.get("deployments", "shop", "web")
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "web-1",
+            "namespace": "shop",
+            "labels": {"app": "web"},
+            "ownerReferences": owner(stored),
+        },
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": stored["spec"]["template"]},
+    }
+    cluster.add(rs)
+    rs = cluster.get("replicasets", "shop", "web-1")
+    cluster.add(*(pod(f"web-1-{i}", rs) for i in range(replicas)))
+    if stray:
+        cluster.add(pod("stray", {**rs, "metadata": {**rs["metadata"], "uid": "someone-else"}}))
+    return rs
+
+
+def change(cluster: Backend) -> None:
+    cluster.edit("configmaps", "shop", "app", {"data": {"a": "2"}})
+    time.sleep(1.1)  # pods created from now on start in a later second than the change
+
+
+def pods(cluster: Backend) -> list[str]:
+    return sorted(p["metadata"]["name"] for p in cluster.list("pods", "shop"))
+
+
+def row(result: Any) -> dict[str, Any]:
+    return result.row("Deployment", "web")  # type: ignore[no-any-return]
+
+
+def evictions(cluster: Backend) -> list[str]:
+    return [e.path.split("/")[-2] for e in cluster.requests("POST") if e.path.endswith("/eviction")]
+
+
+def test_an_operator_owned_deployment_is_restarted_by_eviction_pod_by_pod_without_a_template_change(
+    cluster: Backend,
+) -> None:
+    rs = seed(cluster)
+    first = cluster.run()
+    assert row(first)["action"] == "adopt", first.report
+    template = cluster.get("deployments", "shop", "web")["spec"]["template"]
+    change(cluster)
+    cluster.clear_log()
+    evicted: list[str] = []
+    for step in range(3):
+        result = cluster.run()
+        assert (row(result)["action"], result.code) == ("rollout", 0), result.report
+        (gone,) = evictions(cluster)
+        assert gone == f"web-1-{step}"  # oldest first, one per pass (maxUnavailable defaults to one)
+        assert f"evicted {gone}" in row(result)["reason"] and "configmap/app changed" in row(result)["reason"]
+        evicted.append(gone)
+        cluster.add(pod(f"web-2-{step}", rs))  # the ReplicaSet's replacement
+        cluster.clear_log()
+    done = cluster.run()
+    assert row(done)["action"] == "in-sync" and "pods restarted by eviction" in row(done)["reason"], (
+        done.report
+    )
+    assert evictions(cluster) == []
+    web = cluster.get("deployments", "shop", "web")
+    assert web["spec"]["template"] == template and template_hash(web) is None
+    assert web["metadata"]["annotations"]["kube-rehash.io/config-hash"] == row(done)["hash"]
+    assert pods(cluster) == ["stray", "web-2-0", "web-2-1", "web-2-2"]
+    cluster.clear_log()
+    steady = cluster.run()
+    assert row(steady)["action"] == "in-sync" and cluster.writes() == []
+    assert len(cluster.sim.store.list("replicasets", "shop")) == 1
+
+
+def test_the_tool_never_deletes_a_pod_and_evicts_only_pods_older_than_the_change(cluster: Backend) -> None:
+    rs = seed(cluster, strategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 5}})
+    cluster.run()
+    change(cluster)
+    cluster.add(pod("web-new", rs))  # started after the change: never evicted
+    cluster.clear_log()
+    result = cluster.run()
+    assert sorted(evictions(cluster)) == ["web-1-0", "web-1-1", "web-1-2"]  # maxUnavailable allows all
+    assert "3 of 4 pods started before the change" in row(result)["reason"]
+    assert [e for e in cluster.requests("DELETE")] == []
+    assert pods(cluster) == ["stray", "web-new"]
+    bodies = [json.loads(e.body) for e in cluster.requests("POST") if e.path.endswith("/eviction")]
+    assert all(b["apiVersion"] == "policy/v1" and b["kind"] == "Eviction" for b in bodies)
+
+
+def test_a_disruption_budget_that_allows_nothing_keeps_every_pod_and_names_the_budget(
+    cluster: Backend,
+) -> None:
+    seed(cluster, replicas=2, stray=False)
+    cluster.add(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web-pdb", "namespace": "shop"},
+            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
+        }
+    )
+    cluster.run()
+    change(cluster)
+    for _ in range(2):
+        result = cluster.run()
+        assert (row(result)["action"], result.code) == ("deferred", 0), result.report
+        assert "disruption budget web-pdb" in row(result)["reason"], row(result)["reason"]
+    assert pods(cluster) == ["web-1-0", "web-1-1"]
+    assert cluster.requests("DELETE") == []
+
+
+def test_plan_and_explain_name_the_pods_that_would_be_evicted_and_evict_none(cluster: Backend) -> None:
+    seed(cluster)
+    cluster.run()
+    change(cluster)
+    cluster.clear_log()
+    plan = cluster.cli("plan", "-o", "json")
+    assert row(plan)["action"] == "rollout" and "evicts web-1-0" in row(plan)["reason"], plan.stdout
+    explained = cluster.cli("explain", "deployment/web", "-n", "shop", "-o", "json")
+    doc = json.loads(explained.stdout)
+    assert doc["action"] == "rollout" and "evicts web-1-0" in doc["reason"], doc
+    assert cluster.writes() == [] and len(pods(cluster)) == 4
+
+
+def test_a_malformed_restart_annotation_skips_the_workload_naming_it(cluster: Backend) -> None:
+    cluster.add(configmap("app", {"a": "1"}))
+    cluster.add(
+        deployment(
+            "web", env_from("configmap", "app"), annotations={**EVICT, "kube-rehash.io/restart": "kill"}
+        )
+    )
+    result = cluster.run()
+    assert row(result)["action"] == "skipped" and "kube-rehash.io/restart" in row(result)["reason"]
+    assert cluster.writes() == []
