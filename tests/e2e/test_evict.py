@@ -12,7 +12,6 @@ runs the same story with the real controllers.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,81 +20,15 @@ import pytest
 
 from rehash_simulator import Simulator
 from tests.e2e.conftest import Backend, Cluster, configmap, deployment, env_from, template_hash
+from tests.evicting import EVICT, change, pod, pods, seed
 
 pytestmark = pytest.mark.sim_only("the test plays the controllers: it seeds pods and replaces evicted ones")
-EVICT = {"kube-rehash.io/watch": "true", "kube-rehash.io/restart": "evict"}
-OPERATOR = [
-    {"apiVersion": "db.example/v1", "kind": "Database", "name": "main", "uid": "op-1", "controller": True}
-]
 
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Backend]:
     with Simulator(content_times=True).start() as sim:
         yield Cluster(sim, tmp_path)
-
-
-def owner(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    meta = obj["metadata"]
-    return [
-        {
-            "apiVersion": obj["apiVersion"],
-            "kind": obj["kind"],
-            "name": meta["name"],
-            "uid": meta["uid"],
-            "controller": True,
-        }
-    ]
-
-
-def pod(name: str, rs: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "shop",
-            "labels": labels or {"app": "web"},
-            "ownerReferences": owner(rs),
-        },
-        "spec": {"containers": [{"name": "app", "image": "app:1"}]},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
-    }
-
-
-def seed(cluster: Backend, replicas: int = 3, *, stray: bool = True, **spec: Any) -> dict[str, Any]:
-    """An operator-owned Deployment in evict mode, its ReplicaSet, its pods, and a pod it does not own."""
-    cluster.add(configmap("app", {"a": "1"}))
-    web = deployment("web", env_from("configmap", "app"), annotations=EVICT, replicas=replicas, **spec)
-    web["metadata"]["ownerReferences"] = OPERATOR
-    cluster.add(web)
-    stored = cluster.get("deployments", "shop", "web")
-    rs = {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {
-            "name": "web-1",
-            "namespace": "shop",
-            "labels": {"app": "web"},
-            "ownerReferences": owner(stored),
-        },
-        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": stored["spec"]["template"]},
-    }
-    cluster.add(rs)
-    rs = cluster.get("replicasets", "shop", "web-1")
-    cluster.add(*(pod(f"web-1-{i}", rs) for i in range(replicas)))
-    if stray:
-        cluster.add(pod("stray", {**rs, "metadata": {**rs["metadata"], "uid": "someone-else"}}))
-    return rs
-
-
-def change(cluster: Backend) -> None:
-    cluster.edit("configmaps", "shop", "app", {"data": {"a": "2"}})
-    time.sleep(1.1)  # pods created from now on start in a later second than the change
-
-
-def pods(cluster: Backend) -> list[str]:
-    return sorted(p["metadata"]["name"] for p in cluster.list("pods", "shop"))
 
 
 def row(result: Any) -> dict[str, Any]:

@@ -63,4 +63,12 @@ annotations:
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [create]
+{{- if .Values.evict }}
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [list]
+- apiGroups: [""]
+  resources: [pods/eviction]
+  verbs: [create]
+{{- end }}
 {{- end }}
