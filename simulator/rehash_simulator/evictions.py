@@ -11,8 +11,9 @@ PodDisruptionBudget's refusal is the answer it must respect. What kube-apiserver
   disruption; else the pod is deleted and 201.
 The real server reads `status.disruptionsAllowed`, which kube-controller-manager's disruption controller
 keeps; the simulator runs no controller, so it works the number out at eviction time from the pods the
-budget selects (healthy: phase Running and condition Ready true) and its `minAvailable` or
-`maxUnavailable` (integers, or percentages rounded up as the controller does).
+budget selects (healthy: phase Running and condition Ready true), the scale of their ReplicaSets or
+StatefulSets, and its `minAvailable` or `maxUnavailable` (integers, or percentages rounded up as the
+controller does).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def refuse_if_over(store: Store, budget: dict[str, Any], namespace: str) -> None
     spec = budget.get("spec") or {}
     pods = [p for p in store.list("pods", namespace) if selects(budget, p)]
     current = sum(1 for p in pods if healthy(p))
-    expected = len(pods)
+    expected = expected_pods(store, namespace, pods)
     if "minAvailable" in spec:
         desired = scaled(spec["minAvailable"], expected)
     else:
@@ -102,6 +103,26 @@ def refuse_if_over(store: Store, budget: dict[str, Any], namespace: str) -> None
             ]
         },
     )
+
+
+def expected_pods(store: Store, namespace: str, pods: list[dict[str, Any]]) -> int:
+    """How many pods the budget expects: the `spec.replicas` of each ReplicaSet or StatefulSet controlling
+    some of them (the disruption controller reads its controller's scale), plus the pods of no such owner."""
+    scale = {
+        o["metadata"]["uid"]: o.get("spec", {}).get("replicas", 1)
+        for plural in ("replicasets", "statefulsets")
+        for o in store.list(plural, namespace)
+    }
+    owners: set[str] = set()
+    loose = 0
+    for pod in pods:
+        refs = [r for r in pod["metadata"].get("ownerReferences") or () if r.get("controller") is True]
+        uid = str(refs[0].get("uid")) if refs else ""
+        if uid in scale:
+            owners.add(uid)
+        else:
+            loose += 1
+    return loose + sum(int(scale[uid]) for uid in owners)
 
 
 def scaled(value: Any, expected: int) -> int:
