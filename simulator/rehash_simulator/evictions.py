@@ -4,7 +4,8 @@ Why: kube-rehash restarts the pods of a workload with `restart: evict` through t
 PodDisruptionBudget's refusal is the answer it must respect. What kube-apiserver 1.37 does
 (pkg/registry/core/pod/storage/eviction.go), and so this module:
 - a pod that does not exist: 404 (`pods "x" not found`); an Eviction naming another pod: 400;
-- a pod already terminating, or not running (Succeeded, Failed): deleted without asking any budget;
+- a pod already terminating, or not running (Pending, Succeeded, Failed; a pod created over HTTP has no
+  status, so it is Pending): deleted without asking any budget;
 - more than one budget selecting the pod: 500; none: the pod is deleted, 201 with a Success Status;
 - one budget: refused with 429 TooManyRequests (`Cannot evict pod as it would violate the pod's
   disruption budget.`, one cause of reason `DisruptionBudget` naming the budget) when it allows no
@@ -35,7 +36,7 @@ def evict(store: Store, namespace: str, name: str, body: dict[str, Any], *, dry_
     pod = store.get("pods", namespace, name)
     status = pod.get("status") or {}
     terminating = bool(pod["metadata"].get("deletionTimestamp"))
-    if not terminating and status.get("phase") not in ("Succeeded", "Failed"):
+    if not terminating and status.get("phase") == "Running":  # kube-apiserver's canIgnorePDB
         budgets = [b for b in store.list("poddisruptionbudgets", namespace) if selects(b, pod)]
         if len(budgets) > 1:
             raise ApiError(

@@ -97,8 +97,9 @@ def test_a_budget_with_room_lets_one_pod_go(sim: Simulator, spec: dict[str, Any]
     assert call(sim, "POST", EVICTION.format("b"), eviction("b")).status == 429
 
 
-def test_a_terminal_pod_is_evicted_whatever_the_budget(sim: Simulator) -> None:
-    sim.store.create_many([pod("done", "Succeeded"), budget("web", minAvailable=5)])
+@pytest.mark.parametrize("phase", ["Succeeded", "Failed", "Pending"])
+def test_a_pod_not_running_is_evicted_whatever_the_budget(sim: Simulator, phase: str) -> None:
+    sim.store.create_many([pod("done", phase), budget("web", minAvailable=5)])
     assert call(sim, "POST", EVICTION.format("done"), eviction("done")).status == 201
 
 
