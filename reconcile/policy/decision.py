@@ -198,7 +198,7 @@ def note_for(target: Target) -> str:
     if not target.kind.rolls_pods:
         return "recorded on the job template; the next Jobs use the new config"
     if target.on_delete:
-        return "updateStrategy OnDelete: pods restart only when deleted"
+        return "updateStrategy OnDelete: pods restart only when deleted (restart: evict evicts them)"
     if target.paused:
         return f"{target.kind.kind} is paused: the rollout happens on resume"
     return ""

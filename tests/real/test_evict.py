@@ -117,3 +117,36 @@ def test_a_budget_wanting_every_replica_keeps_every_pod_and_the_row_names_it(kub
         assert (row["action"], result.code) == ("deferred", 0), result.stdout
         assert "disruption budget web-budget" in row["reason"], row["reason"]
     assert sorted(p["metadata"]["name"] for p in running(kube)) == pods
+
+
+def test_an_on_delete_statefulset_gets_new_pods_by_eviction(kube: Kube) -> None:
+    kube.apply(configmap("db-config", {"mode": "blue"}))
+    db = workload(
+        "StatefulSet",
+        "db",
+        pod_spec(configmaps=("db-config",)),
+        replicas=2,
+        updateStrategy={"type": "OnDelete"},
+    )
+    db["metadata"]["annotations"][f"{PREFIX}/restart"] = "evict"
+    kube.apply(db)
+    kube.wait_settled("StatefulSet", "db")
+    assert kube.rehash().actions() == {"StatefulSet/db": "adopt"}
+    revisions = len(kube.revisions("StatefulSet", "db"))
+    kube.apply(configmap("db-config", {"mode": "green"}))
+    changed = max(
+        datetime.fromisoformat(e["time"].replace("Z", "+00:00"))
+        for e in kube.obj("ConfigMap", "db-config")["metadata"]["managedFields"]
+    )
+    time.sleep(1.1)
+    pods_path = "/api/v1/namespaces/{ns}/pods?labelSelector=app%3Ddb"
+    rows = []
+    for _ in range(6):
+        rows.append(kube.rehash().row("StatefulSet", "db"))
+        if rows[-1]["action"] != "rollout":
+            break
+        kube.wait_settled("StatefulSet", "db")
+    assert rows[-1]["action"] == "in-sync" and len(rows) == 3, rows
+    pods = kube.get(pods_path)["items"]
+    assert len(pods) == 2 and all(created(p) > changed for p in pods)
+    assert len(kube.revisions("StatefulSet", "db")) == revisions  # the template never changed
