@@ -9,7 +9,7 @@ decision with its reason.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,11 +22,16 @@ from reconcile.model.sources import NamespaceSources, SourceKey
 from reconcile.model.times import format_time
 from reconcile.model.windows import RestartWindows, next_open
 from reconcile.model.workload import Target
-from reconcile.pipeline.planner import open_stage, read_for, read_workload, rules_for
+from reconcile.pipeline.listing import list_targets
+from reconcile.pipeline.planner import open_stage, plan_batch, read_for, read_workload, rules_for
+from reconcile.pipeline.read import ReadStage
 from reconcile.policy.classify import references_of
 from reconcile.policy.decide import decide_target
 from reconcile.policy.decision import Action, Decision, window_problem, windows_of
 from reconcile.policy.evict import plan_eviction, pods_wanted
+from reconcile.policy.rules import Rules
+from reconcile.policy.triage import Batch, plan_batches
+from reconcile.policy.waves import hold_waves
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,7 @@ def explain_workload(
         if pods_wanted(target, decision):  # restart: evict: which pods it would evict
             pods, _cut = stage.read_pods([target])
             decision = plan_eviction(target, decision, pods.get(target.uid), sources)
+        decision = hold_for_waves(settings, stage, rules, target, decision)
         window = describe_window(target, rules.windows, rules.now)
         rollout = describe_rollout(target, rules.now, settings.rollout_deadline)
         states = tuple(
@@ -147,6 +153,25 @@ def explain_workload(
             for r in references_of(target, sources)
         )
     return Explanation(target, states, decision, window, rollout)
+
+
+def hold_for_waves(
+    settings: Settings, stage: ReadStage, rules: Rules, target: Target, decision: Decision
+) -> Decision:
+    """A rollout as the pass decides it among its batch (`policy.waves`): when a workload of a lower wave
+    shares the namespace, the namespace is listed and its batch planned, without writing, and the waves
+    are compared as the pass compares them."""
+    if decision.action is not Action.ROLLOUT or not target.kind.rolls_pods:
+        return decision
+    scoped = replace(settings, namespaces=(target.namespace,), shard=None)
+    listing = list_targets(scoped, stage.client, rules.discovery, key_fingerprint=rules.fingerprint)
+    if not any(w.wave < target.wave and w.uid != target.uid for w in listing.workloads):
+        return decision
+    batches = [b for b in plan_batches(listing.workloads) if any(w.uid == target.uid for w in b.workloads)]
+    batch = batches[0] if batches else Batch(target.namespace, tuple(listing.workloads))
+    planned = plan_batch(stage, batch, listing.triage(), rules)
+    others = [(p.listed, p.decision) for p in planned if p.listed.uid != target.uid]
+    return hold_waves([*others, (target.listed, decision)])[-1]
 
 
 def describe_window(target: Target, default: RestartWindows, now: datetime) -> dict[str, Any]:

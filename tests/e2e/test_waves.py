@@ -4,6 +4,7 @@ completed by writing its status by hand; on the real server its controller compl
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tests.e2e.conftest import Backend, configmap, deployment, env_from, template_hash
@@ -59,6 +60,8 @@ def test_a_higher_wave_rolls_only_after_the_lower_waves_rollout_is_complete(clus
 
     plan = rows(cluster.cli("plan", "-o", "json"))
     assert plan["api"]["action"] == "deferred" and "Deployment/db (wave 0)" in plan["api"]["reason"]
+    explained = json.loads(cluster.cli("explain", "deployment/api", "-n", "shop", "-o", "json").stdout)
+    assert (explained["action"], explained["reason"]) == (plan["api"]["action"], plan["api"]["reason"])
 
     finish(cluster, "db")
     passes = []
