@@ -246,8 +246,8 @@ class Settings:
         POLICY,
         v.choice("patch", "evict"),
         ("restart",),
-        details="`evict` never patches the template and honours PodDisruptionBudgets; it needs `create` on "
-        "`pods/eviction` and `list` on pods and ReplicaSets (chart value `rbac.evict`).",
+        details="`evict` never patches the template and honours PodDisruptionBudgets; it needs `list` on pods "
+        "and `create` on `pods/eviction` (chart value `evict`, cronjob/components/evict).",
     )
     max_rollouts: int | None = setting(
         None,
