@@ -52,6 +52,13 @@ def test_one_pass_evicts_max_unavailable_where_it_is_an_integer_else_one(value: 
     assert evict_batch(value) == batch
 
 
+@pytest.mark.parametrize(("value", "batch"), [(None, 2), ("25%", 2), (0, 2), (3, 3)])
+def test_evict_per_pass_applies_where_max_unavailable_is_no_integer(value: Any, batch: int) -> None:
+    pods = (pod("a", -3), pod("b", -2), pod("c", -1))
+    decided = plan_eviction(target(max_unavailable=value), rollout(), pods, sources(), per_pass=2)
+    assert decided.eviction is not None and len(decided.eviction.pods) == batch
+
+
 def test_a_rollout_in_evict_mode_names_the_oldest_pods_to_evict() -> None:
     pods = (pod("c", -1), pod("a", -30), pod("b", -20), pod("new", 5))
     decided = plan_eviction(target(max_unavailable=2), rollout(), pods, sources())
@@ -128,4 +135,3 @@ def test_a_statefulset_in_evict_mode_has_its_pods_read() -> None:
         target(kind=STATEFULSET), lineage=Lineage("StatefulSet", "w1", 2, 2, (("app", "db"),), "db-1")
     )
     assert pods_wanted(sts, rollout())
-

@@ -140,7 +140,9 @@ def explain_workload(
         decision = decide_target(target, sources, rules)
         if pods_wanted(target, decision):  # restart: evict: which pods it would evict
             pods, _cut = stage.read_pods([target])
-            decision = plan_eviction(target, decision, pods.get(target.uid), sources)
+            decision = plan_eviction(
+                target, decision, pods.get(target.uid), sources, per_pass=rules.evict_per_pass
+            )
         decision = hold_for_waves(settings, stage, rules, target, decision)
         window = describe_window(target, rules.windows, rules.now)
         rollout = describe_rollout(target, rules.now, settings.rollout_deadline)

@@ -246,8 +246,16 @@ class Settings:
         POLICY,
         v.choice("patch", "evict"),
         ("restart",),
-        details="`evict` never patches the template and honours PodDisruptionBudgets; it needs `list` on pods "
-        "and `create` on `pods/eviction` (chart value `evict`, cronjob/components/evict).",
+        details="`evict` never patches the template and honours PodDisruptionBudgets; it needs `list` on "
+        "pods and `create` on `pods/eviction` (chart value `evict`, cronjob/components/evict).",
+    )
+    evict_per_pass: int = setting(
+        1,
+        "Pods evicted per workload per pass (restart: evict) when the workload's maxUnavailable is not an "
+        "integer (a percentage, or none); an integer maxUnavailable above zero is used as it is (1-100).",
+        POLICY,
+        v.integer(minimum=1, maximum=100),
+        ("evictPerPass",),
     )
     max_rollouts: int | None = setting(
         None,

@@ -83,8 +83,9 @@ def old_pods(pods: Iterable[Pod], changed: datetime) -> list[Pod]:
     return sorted(old, key=lambda p: (p.created or datetime.min.replace(tzinfo=changed.tzinfo), p.name))
 
 
-def evict_batch(max_unavailable: Any) -> int:
-    """Pods evicted per pass: the workload's `maxUnavailable` where it is a positive integer, else one."""
+def evict_batch(max_unavailable: Any, otherwise: int = 1) -> int:
+    """Pods evicted per pass: the workload's `maxUnavailable` where it is a positive integer, else
+    `otherwise` (the setting `evictPerPass`)."""
     if isinstance(max_unavailable, int) and not isinstance(max_unavailable, bool) and max_unavailable > 0:
         return max_unavailable
-    return 1
+    return otherwise

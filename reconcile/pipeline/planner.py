@@ -136,6 +136,7 @@ def plan_targets(
                 decided.get(t.uid) or decide_target(t, sources, rules, origin=origins.get(t.uid)),
                 pods.get(t.uid),
                 sources,
+                per_pass=rules.evict_per_pass,
             ),
         )
         for t in targets
@@ -177,6 +178,7 @@ def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rule
         windows=settings.restart_windows,
         rollout_deadline=settings.rollout_deadline,
         skip_if_pods_newer=settings.skip_if_pods_newer,
+        evict_per_pass=settings.evict_per_pass,
     )
 
 

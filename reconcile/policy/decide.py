@@ -257,7 +257,9 @@ def decide_batch(
             decision = snapshot.decided.get(uid) or decide_target(
                 full, snapshot.sources, rules, origin=snapshot.origins.get(uid)
             )
-            decision = plan_eviction(full, decision, snapshot.pods.get(uid), snapshot.sources)
+            decision = plan_eviction(
+                full, decision, snapshot.pods.get(uid), snapshot.sources, per_pass=rules.evict_per_pass
+            )
             out.append(
                 Planned(full.listed, with_rollout(full.listed, decision, full.status_view, rules), full)
             )

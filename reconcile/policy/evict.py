@@ -32,9 +32,15 @@ def pods_wanted(target: Target, decision: Decision) -> bool:
 
 
 def plan_eviction(
-    target: Target, decision: Decision, pods: PodsRead | None, sources: NamespaceSources
+    target: Target,
+    decision: Decision,
+    pods: PodsRead | None,
+    sources: NamespaceSources,
+    *,
+    per_pass: int = 1,
 ) -> Decision:
-    """The decision of a workload in evict mode once its pods are known (others: unchanged)."""
+    """The decision of a workload in evict mode once its pods are known (others: unchanged). `per_pass`:
+    the pods evicted in a pass where the workload's `maxUnavailable` is not an integer (`evictPerPass`)."""
     if not evicts(target, decision):
         return decision
     if target.kind.kind not in SUPPORTED or target.lineage is None:
@@ -66,7 +72,7 @@ def plan_eviction(
             reason=f"{what}; every pod started after the change (pods restarted by eviction): hash recorded",
             eviction=Eviction((), 0, len(pods)),
         )
-    chosen = tuple(p.name for p in old[: evict_batch(target.max_unavailable)])
+    chosen = tuple(p.name for p in old[: evict_batch(target.max_unavailable, per_pass)])
     return replace(
         decision,
         reason=f"{what}; evicts {bounded_join(chosen)} "
