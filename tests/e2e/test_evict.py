@@ -133,3 +133,18 @@ def test_a_malformed_restart_annotation_skips_the_workload_naming_it(cluster: Ba
     result = cluster.run()
     assert row(result)["action"] == "skipped" and "kube-rehash.io/restart" in row(result)["reason"]
     assert cluster.writes() == []
+
+
+def test_a_server_dry_run_asks_for_the_evictions_with_dry_run_and_keeps_every_pod(cluster: Backend) -> None:
+    seed(cluster)
+    adopted = row(cluster.run())["hash"]
+    change(cluster)
+    cluster.clear_log()
+    result = cluster.run("--dry-run=server")
+    assert row(result)["action"] == "rollout" and result.report["dry_run"] is True
+    (asked,) = [e for e in cluster.requests("POST") if e.path.endswith("/eviction")]
+    assert asked.query.get("dryRun") == "All"
+    assert len(pods(cluster)) == 4
+    web = cluster.get("deployments", "shop", "web")
+    assert web["metadata"]["annotations"]["kube-rehash.io/config-hash"] == adopted
+    assert row(cluster.run())["action"] == "rollout"  # the real pass still has the work to do
