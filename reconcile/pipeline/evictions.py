@@ -16,9 +16,10 @@ from reconcile.errors import NotFound, PassCut, RehashError, TooManyRequests
 from reconcile.kube.client import KubeClient, PatchType
 from reconcile.model.annotations import Annotations
 from reconcile.model.kinds import PODS
+from reconcile.model.times import format_time
 from reconcile.model.workload import Listed, Target
 from reconcile.policy.decision import Action, Decision, Deferral, bounded_join, defer
-from reconcile.policy.patches import build_patch
+from reconcile.policy.patches import add_op, build_patch, metadata_path
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,8 @@ def carry_out(
         assert decision.observed is not None
         recorded = replace(decision, action=Action.REFRESH)
         ops = build_patch(target, recorded, decision.observed, now=now, keys=keys)
+        # The restart is over: its time is the last rollout's, which min-interval counts from.
+        ops.append(add_op(metadata_path(keys.last_rollout), format_time(now)))
         path = target.kind.object_path(target.namespace, target.name)
         try:
             client.patch(path, ops, patch_type=PatchType.JSON, dry_run=dry_run)

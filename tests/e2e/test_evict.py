@@ -66,6 +66,7 @@ def test_an_operator_owned_deployment_is_restarted_by_eviction_pod_by_pod_withou
     web = cluster.get("deployments", "shop", "web")
     assert web["spec"]["template"] == template and template_hash(web) is None
     assert web["metadata"]["annotations"]["kube-rehash.io/config-hash"] == row(done)["hash"]
+    assert "kube-rehash.io/last-rollout" in web["metadata"]["annotations"]  # min-interval counts from it
     assert pods(cluster) == ["stray", "web-2-0", "web-2-1", "web-2-2"]
     cluster.clear_log()
     steady = cluster.run()
@@ -148,3 +149,19 @@ def test_a_server_dry_run_asks_for_the_evictions_with_dry_run_and_keeps_every_po
     web = cluster.get("deployments", "shop", "web")
     assert web["metadata"]["annotations"]["kube-rehash.io/config-hash"] == adopted
     assert row(cluster.run())["action"] == "rollout"  # the real pass still has the work to do
+
+
+def test_min_interval_counts_from_the_end_of_a_restart_by_eviction(cluster: Backend) -> None:
+    rs = seed(cluster, replicas=1, stray=False)
+    cluster.edit(
+        "deployments", "shop", "web", {"metadata": {"annotations": {"kube-rehash.io/min-interval": "1h"}}}
+    )
+    cluster.run()
+    change(cluster)
+    assert row(cluster.run())["action"] == "rollout"
+    cluster.add(pod("web-2-0", rs))
+    assert row(cluster.run())["action"] == "in-sync"
+    cluster.edit("configmaps", "shop", "app", {"data": {"a": "3"}})
+    held = row(cluster.run())
+    assert held["action"] == "deferred" and "min-interval" in held["reason"], held
+    assert pods(cluster) == ["web-2-0"]
