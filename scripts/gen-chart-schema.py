@@ -39,6 +39,7 @@ def build() -> dict[str, Any]:
                 "properties": {"namespaces": props["namespaces"]},
             },
             "secretsGetOnly": {"type": "boolean"},
+            "evict": {"type": "boolean"},
             **moved,
             "hashKey": {
                 "type": "object",

@@ -43,6 +43,11 @@ MATRIX: dict[str, tuple[list[str], list[str]]] = {
         ["--set", "secretsGetOnly=true"],
     ),
     "sharded": (["sharded"], ["--set", "shards=4"]),
+    "cluster+evict": (["cluster", "components/evict"], ["--set", "evict=true"]),
+    "namespaced+evict": (
+        ["namespaced", "components/evict"],
+        ["--set", "scope.namespaces={team-a,team-b}", "--set", "evict=true"],
+    ),
 }
 # Further values lint and the servers' validation cover (no overlay renders them).
 EXTRA_VALUES: dict[str, list[str]] = {

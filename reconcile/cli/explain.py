@@ -10,7 +10,7 @@ status, the decision with its reason, and the reads it took.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,9 +23,13 @@ from reconcile.model.sources import NamespaceSources, SourceKey
 from reconcile.model.times import format_time
 from reconcile.model.windows import RestartWindows, next_open
 from reconcile.model.workload import Target
-from reconcile.pipeline.planner import open_stage, plan_workload, read_workload, rules_for
+from reconcile.pipeline.listing import list_targets
+from reconcile.pipeline.planner import open_stage, plan_batch, plan_workload, read_workload, rules_for
+from reconcile.pipeline.read import ReadStage
 from reconcile.policy.classify import references_of
 from reconcile.policy.decision import Action, Decision, window_problem, windows_of
+from reconcile.policy.rules import Rules
+from reconcile.policy.triage import plan_batches
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,7 @@ def explain_workload(
             )
         planned, snapshot = plan_workload(stage, target, rules)
         decision, sources = planned.decision, snapshot.sources
+        decision = hold_for_waves(settings, stage, rules, target, decision)
         window = describe_window(target, rules.windows, rules.now)
         rollout = describe_rollout(target, rules.now, settings.rollout_deadline)
         states = tuple(
@@ -151,6 +156,25 @@ def explain_workload(
             for r in references_of(target, sources)
         )
     return Explanation(target, states, decision, window, rollout, reads=client.stats.snapshot())
+
+
+def hold_for_waves(
+    settings: Settings, stage: ReadStage, rules: Rules, target: Target, decision: Decision
+) -> Decision:
+    """A rollout as the pass decides it among its batch (`policy.waves`, applied by `decide_batch`): when
+    a workload of a lower wave shares the namespace, the namespace is listed and the target's batch planned
+    through the pass's batch path, without writing, and the target's decision there is the answer."""
+    if decision.action is not Action.ROLLOUT or not target.kind.rolls_pods:
+        return decision
+    scoped = replace(settings, namespaces=(target.namespace,), shard=None)
+    listing = list_targets(scoped, stage.client, rules.discovery, key_fingerprint=rules.fingerprint)
+    if not any(w.wave < target.wave and w.uid != target.uid for w in listing.workloads):
+        return decision
+    batches = [b for b in plan_batches(listing.workloads) if any(w.uid == target.uid for w in b.workloads)]
+    if not batches:
+        return decision
+    planned = plan_batch(stage, batches[0], listing.triage(), rules)
+    return next((p.decision for p in planned if p.listed.uid == target.uid), decision)
 
 
 def describe_window(target: Target, default: RestartWindows, now: datetime) -> dict[str, Any]:

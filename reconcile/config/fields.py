@@ -259,6 +259,24 @@ class Settings:
         details="Action `notify`; never held back by windows, `min-interval` or `--max-rollouts`, since "
         "nothing restarts.",
     )
+    restart: Literal["patch", "evict"] = setting(
+        "patch",
+        "How a workload without the kube-rehash.io/restart annotation is restarted: patch (its pod "
+        "template) or evict (its pods that started before the change, through pods/eviction).",
+        POLICY,
+        v.choice("patch", "evict"),
+        ("restart",),
+        details="`evict` never patches the template and honours PodDisruptionBudgets; it needs `list` on "
+        "pods and `create` on `pods/eviction` (chart value `evict`, cronjob/components/evict).",
+    )
+    evict_per_pass: int = setting(
+        1,
+        "Pods evicted per workload per pass (restart: evict) when the workload's maxUnavailable is not an "
+        "integer (a percentage, or none); an integer maxUnavailable above zero is used as it is (1-100).",
+        POLICY,
+        v.integer(minimum=1, maximum=100),
+        ("evictPerPass",),
+    )
     max_rollouts: int | None = setting(
         None,
         "Most rollouts per pass, the rest deferred to later passes; null means unlimited.",

@@ -339,6 +339,20 @@ class KubeClient:
         params = _write_params(dry_run, field_manager)
         return self._call("create", "POST", path, params=params, body=body, content_type=JSON)
 
+    def evict(self, path: str, body: Mapping[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """POST a policy/v1 Eviction to a pod's `eviction` subresource. A 429 is a PodDisruptionBudget's
+        answer (its cause names the budget), raised at once: retrying it within the pass helps nobody."""
+        params = _write_params(dry_run, DEFAULT_FIELD_MANAGER)
+        return self._call(
+            "create",
+            "POST",
+            path,
+            params=params,
+            body=body,
+            content_type=JSON,
+            retried=RETRIED_STATUS - {429},
+        )
+
     def _new_session(self) -> requests.Session:
         session = self._credentials.new_session()
         adapter = ServerNameAdapter(
@@ -369,6 +383,7 @@ class KubeClient:
         content_type: str | None = None,
         accept: str = JSON,
         decode: Callable[[requests.Response, str, str], dict[str, Any]] | None = None,
+        retried: frozenset[int] = RETRIED_STATUS,
     ) -> dict[str, Any]:
         deadline = self._clock() + self.options.deadline
         if self._stop_at is not None:
@@ -433,7 +448,7 @@ class KubeClient:
                     raise error from reload_error
                 self.stats.record_retry("unauthorized")
                 continue
-            if code in RETRIED_STATUS:
+            if code in retried:
                 retry_after = _retry_after(response) if code == 429 else None
                 delay = self._backoff(retries) if retry_after is None else retry_after
                 if self._may_retry(retries, delay, deadline):
@@ -561,6 +576,15 @@ def _error_from(response: requests.Response, method: str, path: str) -> ApiError
     if isinstance(status, dict) and status.get("kind") == "Status":
         reason = str(status.get("reason") or response.reason or "")
         message = str(status.get("message") or "")
+        details = status.get("details")
+        causes = details.get("causes") if isinstance(details, dict) else None
+        budgets = [  # an eviction's refusal: the Status message does not name the budget, its cause does
+            str(c.get("message"))
+            for c in (causes if isinstance(causes, list) else ())
+            if isinstance(c, dict) and c.get("reason") == "DisruptionBudget" and c.get("message")
+        ]
+        if budgets:
+            message = f"{message} ({'; '.join(budgets)})"
     else:
         reason = str(response.reason or "")
         message = _excerpt(response.text)

@@ -49,9 +49,20 @@ class Annotations:
     def superseded(self) -> str:
         return f"{self.prefix}/superseded-template-hash"
 
+    @property
+    def restart(self) -> str:
+        return f"{self.prefix}/restart"
+
+    @property
+    def wave(self) -> str:
+        return f"{self.prefix}/wave"
+
 
 ON_CHANGE = ("rollout", "notify")
 """What a content change does: restart the pods, or record the hash and tell (Event, webhook)."""
+
+RESTART = ("patch", "evict")
+"""How a rollout restarts pods: patch the pod template, or evict the pods that started before the change."""
 
 
 @dataclass(frozen=True)

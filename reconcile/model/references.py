@@ -102,6 +102,8 @@ class DiscoverySettings:
     """Prefix of the tool's own annotation keys."""
     compat: frozenset[str] = frozenset()
     """Peer annotation sets honoured in addition to the own ones: a subset of COMPAT_RULES."""
+    restart: str = "patch"
+    """The config's `restart`: the strategy of a workload without the `restart` annotation (list facts)."""
 
     def __post_init__(self) -> None:
         if not self.prefix or "/" in self.prefix:

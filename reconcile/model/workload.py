@@ -10,6 +10,7 @@ discovery) is what lets a pass over thousands of workloads run in bounded memory
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import timedelta
@@ -17,7 +18,7 @@ from functools import lru_cache
 from sys import intern
 from typing import Any
 
-from reconcile.model.annotations import ON_CHANGE, Annotations, WindowSetting
+from reconcile.model.annotations import ON_CHANGE, RESTART, Annotations, WindowSetting
 from reconcile.model.bookkeeping import Bookkeeping, SpecFacts, read_bookkeeping
 from reconcile.model.freshness import Lineage, lineage_of
 from reconcile.model.kinds import Kind
@@ -62,6 +63,14 @@ class Listed:
     """The workload's `on-change` annotation (`rollout` or `notify`); None: the config's `onChange`."""
     problems: tuple[str, ...] = ()
     """Problems of what its annotations say (a malformed min-interval)."""
+    wave: int = 0
+    """The `wave` annotation: among workloads due for one changed source, lower waves roll first."""
+    restart: str = "patch"
+    """How a rollout restarts its pods: its `restart` annotation, else the config's `restart`: `patch`
+    the pod template, or `evict` the pods that started before the change."""
+    malformed: tuple[str, ...] = ()
+    """Annotations whose values cannot be read at all (a wave that is no integer): the workload is
+    `skipped`, naming them, with nothing written."""
 
     @property
     def ref(self) -> str:
@@ -108,6 +117,8 @@ class Target:
     the generation, which proves the spec is still the one the records describe."""
     workload_ref: WorkloadRef | None = None
     """It runs a referenced Deployment's template (`Kind.workload_ref`; model/workload_ref.py)."""
+    max_unavailable: int | str | None = None
+    """The rolling update's `maxUnavailable` (Deployment, StatefulSet, DaemonSet): pods evicted per pass."""
 
     @property
     def kind(self) -> Kind:
@@ -161,6 +172,17 @@ class Target:
     def on_change(self) -> str | None:
         return self.listed.on_change
 
+    @property
+    def wave(self) -> int:
+        return self.listed.wave
+
+    @property
+    def restart(self) -> str:
+        return self.listed.restart
+
+
+WAVE = re.compile(r"-?[0-9]{1,9}")
+"""A wave: a plain decimal integer (no sign but minus, no underscores, no spaces)."""
 
 _LISTED_FIELDS = frozenset(f.name for f in fields(Listed)) - {"discovery", "problems"}
 
@@ -228,6 +250,8 @@ def listed_view(
     if run_on_change is not None and run_on_change not in BOOLEANS:
         shown = quote_text(run_on_change) if isinstance(run_on_change, str) else describe_type(run_on_change)
         problems.append(f'{keys.run_on_change}: {shown} is not "true" or "false"')
+    wave, restart, malformed = restart_settings(annotations, keys)
+    restart = restart or settings.restart
     generation = metadata.get("generation")
     bookkeeping = read_bookkeeping(annotations, keys)
     window = annotations.get(keys.restart_window)
@@ -248,6 +272,9 @@ def listed_view(
         run_on_change=run_on_change == "true",
         on_change=on_change,
         problems=tuple(problems),
+        wave=wave,
+        restart=restart,
+        malformed=malformed,
     )
     return listed, annotations
 
@@ -264,6 +291,25 @@ def honoured_annotations(
         return annotations
     extra = {k: v for k, v in template.items() if k not in annotations and peer_of(str(k)) == "reloader"}
     return {**annotations, **extra} if extra else annotations
+
+
+def restart_settings(
+    annotations: Mapping[str, Any], keys: Annotations
+) -> tuple[int, str | None, tuple[str, ...]]:
+    """(wave, restart strategy, malformed values) from the `wave` and `restart` annotations."""
+    malformed: list[str] = []
+    wave = 0
+    raw = annotations.get(keys.wave)
+    if raw is not None:
+        if WAVE.fullmatch(str(raw)):
+            wave = int(str(raw))
+        else:
+            malformed.append(f"{keys.wave}: {str(raw)[:40]!r} is not an integer")
+    restart = annotations.get(keys.restart)
+    if restart is not None and restart not in RESTART:
+        malformed.append(f"{keys.restart}: {str(restart)[:40]!r} is not one of {', '.join(RESTART)}")
+        restart = None
+    return wave, (str(restart) if restart is not None else None), tuple(malformed)
 
 
 def read_target(
@@ -302,7 +348,17 @@ def read_target(
         workload_ref=WorkloadRef(ref, dict(annotations))
         if (ref := kind.referenced_deployment(obj))
         else None,
+        max_unavailable=max_unavailable_of(obj, kind),
     )
+
+
+def max_unavailable_of(obj: Mapping[str, Any], kind: Kind) -> int | str | None:
+    """The workload's rolling-update `maxUnavailable` (an integer or a percentage), where it has one."""
+    if kind.group != "apps":
+        return None
+    strategy = "/spec/strategy" if kind.kind == "Deployment" else "/spec/updateStrategy"
+    value = resolve(obj, strategy + "/rollingUpdate/maxUnavailable")
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
 
 
 def target_inputs(discovery: Discovery, kind: Kind) -> str:

@@ -17,6 +17,7 @@ from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.model.freshness import Origin
 from reconcile.model.kinds import Kind
+from reconcile.model.pods import PodsRead
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import NamespaceSources
 from reconcile.model.workload import Listed, Target, read_target
@@ -32,6 +33,7 @@ from reconcile.policy.needs import (
     metadata_to_read,
     mounts_to_read,
     origins_to_read,
+    pods_to_read,
 )
 from reconcile.policy.rules import Rules
 from reconcile.policy.snapshot import Snapshot
@@ -55,6 +57,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
     sources = NamespaceSources(namespace)
     confirmed: dict[str, Decision] = {}
     origins: dict[str, Origin] = {}
+    pods: dict[str, PodsRead] = {}
     decided: dict[str, Decision] = {}
     trusted = [w for w in batch.workloads if w.uid in triage.trusted]
     try:
@@ -84,6 +87,8 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
                     decided = {}
                 sources.cut |= cut
                 views.failed.update(refused)
+            if not sources.cut:
+                pods, sources.cut = stage.read_pods(pods_to_read(live, decided, sources, rules))
     except PassCut:
         sources.cut = True
     return Snapshot(
@@ -93,6 +98,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
         gone=frozenset(views.gone),
         confirmed=confirmed,
         origins=origins,
+        pods=pods,
         decided=decided,
     )
 
@@ -152,7 +158,9 @@ def read_workload(stage: ReadStage, kind: Kind, namespace: str, name: str) -> Ta
 
 def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rules:
     """The decision rules of one pass (or one `explain`): settings, hash key and clock."""
-    discovery = DiscoverySettings(prefix=settings.prefix, compat=frozenset(settings.compat))
+    discovery = DiscoverySettings(
+        prefix=settings.prefix, compat=frozenset(settings.compat), restart=settings.restart
+    )
     return Rules(
         discovery,
         hash_key,
@@ -162,6 +170,7 @@ def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rule
         windows=settings.restart_windows,
         rollout_deadline=settings.rollout_deadline,
         skip_if_pods_newer=settings.skip_if_pods_newer,
+        evict_per_pass=settings.evict_per_pass,
     )
 
 

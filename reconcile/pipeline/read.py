@@ -19,6 +19,7 @@ from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.model.freshness import Change, Origin
 from reconcile.model.kinds import Kind
+from reconcile.model.pods import PodsRead
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import NamespaceSources, Selection, SourceKey
 from reconcile.model.workload import Listed, Target, read_target
@@ -26,6 +27,7 @@ from reconcile.model.workload_ref import referenced_path, with_referenced_templa
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.mounts import MountReader
 from reconcile.pipeline.origins import read_origins
+from reconcile.pipeline.pods import read_pods
 from reconcile.pipeline.views import Census, FullViews, read_full
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,13 @@ class ReadStage:
         if not wanted:
             return {}, {}, False
         return read_origins(self.client, self.executor, wanted)
+
+    def read_pods(self, targets: Sequence[Target]) -> tuple[dict[str, PodsRead], bool]:
+        """The pods of these workloads restarted by eviction (`pipeline.pods`), and whether the budget
+        cut the reads short."""
+        if not targets:
+            return {}, False
+        return read_pods(self.client, self.executor, targets)
 
     def read_metadata(
         self,

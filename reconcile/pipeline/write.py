@@ -29,6 +29,7 @@ from reconcile.model.health import RolloutStatus
 from reconcile.model.rollouts import RolloutCheck, stall_message
 from reconcile.model.workload import Listed, Target
 from reconcile.output.report import Row
+from reconcile.pipeline.evictions import carry_out
 from reconcile.policy.decide import Planned
 from reconcile.policy.decision import (
     METADATA_ACTIONS,
@@ -169,6 +170,20 @@ class Writer:
 
     def write_one(self, item: Planned, *, hold: bool = True) -> Row:
         target, decision = item.full, item.decision
+        if target is not None and evicting(decision) and not self.client_dry_run:
+            try:
+                done = carry_out(
+                    self.client,
+                    target,
+                    decision,
+                    dry_run=self.server_dry_run,
+                    keys=self.keys,
+                    now=self.now,
+                    emit=lambda subject, reason, message: self.emit(subject, reason, message, warning=False),
+                )
+            except PassCut as exc:
+                done = self.cut(exc, decision)
+            return Row.of(target.listed, done)
         if target is None or not self.may_write(item):
             return Row.of(item.listed, decision)
         delivered = decision.config_hash if not hold and decision.action is Action.NOTIFY else None
@@ -350,6 +365,11 @@ class Writer:
             log.warning("recording an Event on %s failed: %s", target.ref, exc)
             with self._lock:
                 self.event_failures.setdefault(target.namespace, str(exc))
+
+
+def evicting(decision: Decision) -> bool:
+    """A restart by eviction to carry out (pipeline/pods.py): pods to evict, or the hash to record."""
+    return decision.eviction is not None and decision.action in (Action.ROLLOUT, Action.IN_SYNC)
 
 
 def restamped(item: Planned, row: Row) -> tuple[Target, Observed] | None:

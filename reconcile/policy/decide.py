@@ -31,8 +31,10 @@ from reconcile.policy.decision import (
     defer_for_budget,
     observed_from,
 )
+from reconcile.policy.evict import plan_eviction
 from reconcile.policy.rules import Rules
 from reconcile.policy.snapshot import Snapshot
+from reconcile.policy.waves import hold_waves
 
 
 @dataclass(frozen=True)
@@ -227,8 +229,8 @@ def target_from_records(listed: Listed) -> Target | None:
     reference to some keys only, whose names the records do not keep: that workload is read)."""
     book = listed.bookkeeping
     facts = book.facts
-    if facts is None or book.records is None or not stamp_holds(listed):
-        return None
+    if facts is None or book.records is None or not stamp_holds(listed) or listed.restart == "evict":
+        return None  # eviction needs the spec: its selector and maxUnavailable
     if any(r.selection != WHOLE or r.kind not in KINDS for r in book.records):
         return None
     # The listed view's references are the recorded sources; the facts say which are optional.
@@ -265,7 +267,8 @@ def decide_batch(
     workloads: Sequence[Listed], settled: Mapping[str, Decision], snapshot: Snapshot, rules: Rules
 ) -> list[Planned]:
     """Every listed workload of a batch, in order: settled in triage, failed, decided in full, confirmed
-    from its records, or deferred because the budget did not reach it."""
+    from its records, or deferred because the budget did not reach it; then a rollout that waits for a
+    lower wave is deferred (`waves`)."""
     out: list[Planned] = []
     for listed in workloads:
         uid = listed.uid
@@ -280,9 +283,13 @@ def decide_batch(
             decision = snapshot.decided.get(uid) or decide_target(
                 full, snapshot.sources, rules, origin=snapshot.origins.get(uid)
             )
+            decision = plan_eviction(
+                full, decision, snapshot.pods.get(uid), snapshot.sources, per_pass=rules.evict_per_pass
+            )
             out.append(
                 Planned(full.listed, with_rollout(full.listed, decision, full.status_view, rules), full)
             )
         else:
             out.append(Planned(listed, snapshot.confirmed.get(uid) or defer_for_budget()))
-    return out
+    held = hold_waves([(p.listed, p.decision) for p in out])
+    return [p if d is p.decision else replace(p, decision=d) for p, d in zip(out, held, strict=True)]

@@ -21,6 +21,7 @@ from functools import lru_cache
 from reconcile.model.annotations import WindowSetting
 from reconcile.model.bookkeeping import Bookkeeping, SourceRecord
 from reconcile.model.hashing import SourceToken, combine, key_fingerprint
+from reconcile.model.pods import Eviction
 from reconcile.model.rollouts import RolloutCheck
 from reconcile.model.times import format_time
 from reconcile.model.windows import ALWAYS_OPEN, RestartWindows, WindowError, format_deferral, parse_windows
@@ -65,6 +66,8 @@ class Deferral(StrEnum):
     MAX_ROLLOUTS = "max-rollouts"
     MIN_INTERVAL = "min-interval"
     WINDOW = "window"
+    WAVE = "wave"
+    DISRUPTION_BUDGET = "disruption budget"
     STOPPED = "stopped"
 
 
@@ -149,6 +152,8 @@ class Decision:
     """Our recorded, unfinished rollout of this workload and its status as read in this pass."""
     deferral: Deferral | None = None
     """Why it is `deferred` (set exactly when the action is DEFERRED)."""
+    eviction: Eviction | None = None
+    """Restart by eviction (`policy.evict`): the pods to evict, or none left (record the hash)."""
 
 
 def settle_listed(target: Listed) -> Decision | None:
@@ -156,10 +161,13 @@ def settle_listed(target: Listed) -> Decision | None:
     pass, whatever was recorded before: bad input fails closed), a malformed restart window."""
     if target.discovery.ignored:
         return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
-    if target.owner is not None:
+    if target.malformed:
+        return Decision(Action.SKIPPED, f"malformed {'; '.join(target.malformed)}; nothing written")
+    if target.owner is not None and target.restart != "evict":  # eviction leaves the template alone
         return Decision(
             Action.SKIPPED,
-            f"owned by {target.owner}, whose controller would revert the patch; target that resource instead",
+            f"owned by {target.owner}, whose controller would revert the patch; "
+            "target that resource instead, or restart its pods by eviction (restart: evict)",
         )
     if target.problems:
         return Decision(
@@ -202,7 +210,7 @@ def note_for(target: Target) -> str:
     if not target.kind.rolls_pods:
         return "recorded on the job template; the next Jobs use the new config"
     if target.on_delete:
-        return "updateStrategy OnDelete: pods restart only when deleted"
+        return "updateStrategy OnDelete: pods restart only when deleted (restart: evict evicts them)"
     if target.paused:
         return f"{target.kind.kind} is paused: the rollout happens on resume"
     return ""

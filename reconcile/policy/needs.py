@@ -8,7 +8,7 @@ stage then does exactly those requests and nothing else; no decision runs in it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from reconcile.model.freshness import Change
 from reconcile.model.sources import NamespaceSources, Selection, SourceKey
@@ -16,6 +16,7 @@ from reconcile.model.workload import Listed, Target
 from reconcile.policy.classify import classify, key_of, recorded_sources
 from reconcile.policy.decide import change_times, confirm_recorded, decide_target
 from reconcile.policy.decision import Decision
+from reconcile.policy.evict import pods_wanted
 from reconcile.policy.rules import Rules
 
 Wanted = dict[SourceKey, set[Selection]]
@@ -99,3 +100,14 @@ def content_needed(live: Sequence[Target], sources: NamespaceSources, rules: Rul
             if (key_of(ref), ref.keys) not in sources.tokens:
                 wants.setdefault(key_of(ref), set()).add(ref.keys)
     return wants
+
+
+def pods_to_read(
+    live: Sequence[Target], decided: Mapping[str, Decision], sources: NamespaceSources, rules: Rules
+) -> list[Target]:
+    """The undecided full views restarted by eviction whose rollout is due: their pods are listed."""
+    return [
+        t
+        for t in live
+        if t.restart == "evict" and pods_wanted(t, decided.get(t.uid) or decide_target(t, sources, rules))
+    ]

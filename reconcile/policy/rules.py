@@ -27,6 +27,8 @@ class Rules:
     """`rolloutDeadline`: when a StatefulSet's or DaemonSet's unfinished rollout counts as stalled."""
     skip_if_pods_newer: bool = True
     """`skipIfPodsNewer`: a change older than the workload's current template is recorded, not rolled."""
+    evict_per_pass: int = 1
+    """`evictPerPass`: pods evicted per pass of a workload without an integer `maxUnavailable`."""
 
     @property
     def fingerprint(self) -> str:

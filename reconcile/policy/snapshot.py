@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from reconcile.model.freshness import Origin
+from reconcile.model.pods import PodsRead
 from reconcile.model.sources import NamespaceSources
 from reconcile.model.workload import Target
 from reconcile.policy.decision import Decision
@@ -27,6 +28,9 @@ class Snapshot:
     """Trusted workloads whose records still hold, confirmed in sync without reading them."""
     origins: Mapping[str, Origin] = field(default_factory=dict)
     """uid -> the object of its current pod template, for the workloads `decide.change_times` named."""
+    pods: Mapping[str, PodsRead] = field(default_factory=dict)
+    """uid -> the pods of a workload restarted by eviction whose rollout is due (`policy.evict`), or why
+    listing them failed."""
     decided: Mapping[str, Decision] = field(default_factory=dict)
     """uid -> the decision of a full view, already made from these sources while asking which origins to
     read, that no origin can change (its origin was not wanted): decide reuses it instead of deciding

@@ -18,7 +18,10 @@ limits, each pinned there to its exact difference or outside what kube-rehash se
   defaults, no generated Job selector and labels). A DaemonSet's template-generation annotation is kept.
 - No controllers: `status` is never written (only seeded), no ReplicaSets, Pods, ControllerRevisions or
   `deployment.kubernetes.io/revision`; a created Job never runs; a namespace is deleted at once.
-- No managedFields: `fieldManager` is accepted and not recorded; server-side apply merges without owners.
+- No managedFields: `fieldManager` is accepted and not recorded; server-side apply merges without owners
+  (opt-in `content_times`: ConfigMaps and Secrets get one entry timed at their last content change).
+- Pods, ReplicaSets and PodDisruptionBudgets are stored as seeded (no controller creates them); the
+  `pods/eviction` subresource deletes a pod unless its budget refuses (evictions.py).
 - No watches (405); no protobuf or CBOR bodies; discovery lists only the resources it serves, with the
   verbs it implements (no watch, deletecollection or storageVersionHash), and no aggregated discovery.
 - Continue tokens are its own (a snapshot per list, expiring after 5 minutes or 512 newer lists, then 410);
@@ -66,14 +69,17 @@ class Simulator:
         admin_token: str | None = None,
         cert_hosts: tuple[str, ...] | None = None,
         rollout_seconds: float | None = None,
+        content_times: bool = False,
     ) -> None:
         """`cert_hosts`: the names and IPs the serving certificate is valid for (default: the host,
         127.0.0.1 and localhost). `rollout_seconds`: run a rollout controller that finishes each workload's
-        rollout that long after its template changed (controllers.py); None: rollouts never finish."""
+        rollout that long after its template changed (controllers.py); None: rollouts never finish.
+        `content_times`: ConfigMaps and Secrets carry a managedFields entry timed at their last content
+        change, as kube-apiserver's (Store); off, they carry none."""
         self.host = host
         self.port = port
         self.admin_token = admin_token or secrets.token_urlsafe(24)
-        self.store = Store()
+        self.store = Store(content_times=content_times)
         self.faults = Faults()
         self.log = RequestLog()
         self.authn = Authenticator()

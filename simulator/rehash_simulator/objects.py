@@ -140,6 +140,31 @@ def normalize_secret(obj: Obj) -> None:
     obj.setdefault("type", "Opaque")
 
 
+CONTENT = ("data", "binaryData", "stringData")
+
+
+def content_owner(new: Obj, old: Obj | None) -> None:
+    """One managedFields entry owning the content, timed at its last change (kept while it is unchanged):
+    what kube-rehash reads to know when a ConfigMap or Secret changed (`Store(content_times=True)`)."""
+    meta = new["metadata"]
+    if old is not None and all(new.get(k) == old.get(k) for k in CONTENT):
+        kept = old["metadata"].get("managedFields")
+        if kept:
+            meta["managedFields"] = kept
+        return
+    owned: dict[str, Any] = {f"f:{k}": {} for k in CONTENT if new.get(k)}
+    meta["managedFields"] = [
+        {
+            "manager": "kubectl",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": now_rfc3339(),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": owned or {"f:data": {}},
+        }
+    ]
+
+
 def prepare_create(rtype: ResourceType, obj: Obj, rv: int, *, keep_status: bool) -> Obj:
     """Set the server-owned fields of a new object (the caller has resolved name and namespace)."""
     meta = obj["metadata"]

@@ -23,6 +23,7 @@ from . import discovery, render
 from .authz import Attributes, Authenticator, RBACAuthorizer, User, verb_for
 from .entry import Entry
 from .errors import ApiError
+from .evictions import evict
 from .faults import Delay, Deny, ExpireContinue, Faults, Mutate, Reset, Respond, Throttle
 from .log import LogEntry, RequestLog
 from .resources import BY_PATH, ResourceType
@@ -312,6 +313,8 @@ class _Handler(BaseHTTPRequestHandler):
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
         rtype = BY_PATH.get((group, version, rest[0]))
+        if rtype is not None and rtype.plural == "pods" and len(rest) == 3 and rest[2] == "eviction":
+            return self._evict(namespace, rest[1])
         if rtype is None or len(rest) > 2 or (namespace and not rtype.namespaced):
             raise NOT_FOUND
         name = rest[1] if len(rest) == 2 else ""
@@ -323,6 +326,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.authz.check(user, Attributes(verb, group, rtype.plural, scope_ns, attr_name))
         dry_run = self._dry_run(query)
         return self._dispatch(rtype, namespace, name, dry_run)
+
+    def _evict(self, namespace: str, name: str) -> Response:
+        """POST pods/{name}/eviction (evictions.py): authorized as `create` on `pods/eviction`."""
+        if self.command != "POST" or not namespace:
+            raise METHOD_NOT_ALLOWED if namespace else NOT_FOUND
+        self.server.authz.check(self._user, Attributes("create", "", "pods/eviction", namespace, name))
+        body = evict(
+            self.server.store, namespace, name, self._decode(self._body), dry_run=self._dry_run(self._query)
+        )
+        return 201, body, "application/json"
 
     @staticmethod
     def _dry_run(query: dict[str, str]) -> bool:

@@ -49,7 +49,12 @@ def scrambled_order(key: Key) -> str:
 class Store:
     """Objects of every simulated resource; all public methods are thread-safe."""
 
-    def __init__(self, *, snapshot_ttl: float = 300.0, max_snapshots: int = 512) -> None:
+    def __init__(
+        self, *, snapshot_ttl: float = 300.0, max_snapshots: int = 512, content_times: bool = False
+    ) -> None:
+        self.content_times = content_times
+        """Record when a ConfigMap's or Secret's content last changed, as a managedFields entry owning
+        `data` (objects.content_owner); off by default, as the simulator keeps no managedFields."""
         self._lock = threading.RLock()
         self._rv = 1000
         self._objects: dict[str, dict[Key, Entry]] = {}
@@ -110,6 +115,8 @@ class Store:
         old = bucket.get(key)
         if old is None:
             self._sorted.pop(rtype.plural, None)
+        if self.content_times and rtype.plural in ("configmaps", "secrets"):
+            objects.content_owner(obj, old.obj if old is not None else None)
         entry = Entry(rtype, obj)
         bucket[key] = entry
         self._history.setdefault((rtype.plural, *key), []).append(entry)

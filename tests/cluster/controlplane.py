@@ -64,6 +64,8 @@ CONTROLLERS = (
     "serviceaccount-controller",
     # Lifts the not-ready taint admission puts on every new Node once kwok reports it Ready.
     "node-lifecycle-controller",
+    # Keeps PodDisruptionBudgets' status, without which every eviction of a budgeted pod is refused.
+    "disruption-controller",
 )
 AUDIT_POLICY = """\
 apiVersion: audit.k8s.io/v1

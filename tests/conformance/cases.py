@@ -166,6 +166,27 @@ def event(name: str, *, involved_namespace: bool = True) -> dict[str, Any]:
     }
 
 
+PODS = "/api/v1/namespaces/{ns}/pods"
+PDBS = "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+
+
+def pending_pod(name: str) -> dict[str, Any]:
+    """A pod no node can take (it stays Pending): eviction ignores budgets for it, as kube-rehash meets it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": "web"}},
+        "spec": {
+            "nodeSelector": {"kube-rehash.io/no-such-node": "true"},
+            "containers": [{"name": "app", "image": "registry.invalid/app:1"}],
+        },
+    }
+
+
+def eviction(name: str) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}
+
+
 CASES: tuple[Case, ...] = (
     Case("discovery-core", (Step("GET", "/api"),), "GET /api: APIVersions"),
     Case("discovery-groups", (Step("GET", "/apis"),), "GET /apis: APIGroupList"),
@@ -302,6 +323,30 @@ CASES: tuple[Case, ...] = (
         "a field selector on a field the resource does not index",
     ),
     Case("get-missing", (Step("GET", CMS + "/nope"),), "404 NotFound with details"),
+    Case(
+        "eviction-missing-pod",
+        (Step("POST", PODS + "/nope/eviction", body=eviction("nope")),),
+        "evicting a pod that does not exist: 404 NotFound (kube-rehash counts it as gone)",
+    ),
+    Case(
+        "eviction-pending-pod",
+        (
+            post(PODS, pending_pod("web-0"), accept=ACCEPT_METADATA),  # defaulting: a known limit
+            post(
+                PDBS,
+                {
+                    "apiVersion": "policy/v1",
+                    "kind": "PodDisruptionBudget",
+                    "metadata": {"name": "web"},
+                    "spec": {"minAvailable": 5, "selector": {"matchLabels": {"app": "web"}}},
+                },
+                accept=ACCEPT_METADATA,
+            ),
+            Step("POST", PODS + "/web-0/eviction", body=eviction("web-0"), values=("/status", "/code")),
+            Step("GET", PODS + "/web-0"),
+        ),
+        "a Pending pod is evicted whatever its budget says: 201 Success, then the pod is gone",
+    ),
     Case(
         "unknown-resource", (Step("GET", "/api/v1/namespaces/{ns}/gadgets"),), "404 for an unserved resource"
     ),

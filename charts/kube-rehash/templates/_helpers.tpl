@@ -77,4 +77,11 @@ annotations:
   resources: [namespaces]
   verbs: [list]
 {{- end }}
+{{- if .Values.evict }}
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [list]
+- apiGroups: [""]
+  resources: [pods/eviction]
+  verbs: [create]
 {{- end }}
