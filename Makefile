@@ -67,6 +67,19 @@ helm:
 
 unit: helm
 
+# The pinned promtool the monitoring tests use (github.com/prometheus/prometheus, version in tools/promtool/go.mod;
+# needs Go, about 5 minutes cold). Cached in .cache/promtool/<version>/: a no-op when already built.
+.PHONY: promtool monitoring
+promtool:
+	@bash scripts/build-promtool.sh
+
+unit: promtool
+
+# The copies of deploy/monitoring/ the chart (charts/kube-rehash/files/) and the Prometheus Operator
+# (deploy/monitoring/prometheusrule.yaml) need; tests/test_monitoring.py fails naming a stale one.
+monitoring: $(VENV)/.installed-test
+	$(BIN)/python scripts/gen-monitoring.py
+
 # The image (Dockerfile) built with podman on a Debian bookworm base made with debootstrap (no registry
 # needed); localhost/kube-rehash:dev. Cached in .cache/image/: a no-op when its inputs are unchanged.
 # KUBE_REHASH_NO_PODMAN=1 skips it (and the image tests skip, except under CI=true).
@@ -80,10 +93,10 @@ cluster: $(VENV)/.installed-test control-plane
 	@$(BIN)/python -m tests.cluster
 
 # Fast inner loop: the tests `unit` runs, without those that need the real control plane (marker `real`:
-# tests/real, tests/conformance, the [real] half of tests/e2e) or the image (marker `image`): no Go build,
+# tests/real, tests/conformance, the [real] half of tests/e2e), the image (marker `image`), helm or promtool: no Go build,
 # no control plane, no podman.
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not chaos and not real and not image and not helm"
+	$(BIN)/python -m pytest -q -m "not chaos and not real and not image and not helm and not promtool"
 
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json

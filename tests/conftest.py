@@ -73,3 +73,16 @@ def helm() -> Path:
         message = f"helm not built ({binary} missing): run `make helm`"
         skip_or_fail(message)
     return binary
+
+
+@pytest.fixture(scope="session")
+def promtool() -> Path:
+    """The pinned promtool (`make promtool`; tests/test_monitoring.py). Missing, it skips locally and fails
+    under CI=true or KUBE_REHASH_REAL=1, as helm does."""
+    from tests.test_monitoring import promtool_binary
+
+    binary = promtool_binary()
+    if not os.access(binary, os.X_OK):
+        skip_or_fail(f"promtool not built ({binary} missing): run `make promtool`")
+    return binary
+

@@ -76,7 +76,9 @@ def _scrape(url: str, grouping: dict[str, str]) -> dict[tuple[str, tuple[tuple[s
     return samples
 
 
-def _push(url: str, grouping: dict[str, str], *, success: bool, rollouts: int, code: int = 200) -> None:
+def _push(
+    url: str, grouping: dict[str, str], *, success: bool, rollouts: int, code: int = 200, undelivered: int = 0
+) -> None:
     push_metrics(
         url,
         job=JOB,
@@ -87,6 +89,7 @@ def _push(url: str, grouping: dict[str, str], *, success: bool, rollouts: int, c
         duration_seconds=1.5,
         success=success,
         deferred={Deferral.BUDGET: 1, Deferral.MAX_ROLLOUTS: 1},
+        notifications_undelivered=undelivered,
     )
 
 
@@ -112,6 +115,7 @@ def test_a_successful_pass_pushes_every_metric_with_its_value(gateway: str) -> N
         (("reason", "window"),): 0,
         (("reason", "stopped"),): 0,
     }
+    assert samples[("kube_rehash_notifications_undelivered", ())] == 0
     assert before <= samples[("kube_rehash_last_success_timestamp_seconds", ())] <= time.time()
 
 
@@ -120,10 +124,11 @@ def test_a_failed_pass_keeps_the_last_success_time_and_replaces_the_rest(gateway
     _push(gateway, grouping, success=True, rollouts=1)
     last_success = _scrape(gateway, grouping)[("kube_rehash_last_success_timestamp_seconds", ())]
 
-    _push(gateway, grouping, success=False, rollouts=4, code=500)
+    _push(gateway, grouping, success=False, rollouts=4, code=500, undelivered=3)
     samples = _scrape(gateway, grouping)
 
     assert samples[("kube_rehash_last_success_timestamp_seconds", ())] == last_success
+    assert samples[("kube_rehash_notifications_undelivered", ())] == 3
     assert samples[("kube_rehash_workloads", (("action", "rollout"),))] == 4
     assert samples[("kube_rehash_api_requests", (("code", "500"), ("verb", "patch")))] == 4
     # The failed pass replaced the whole family: the 200-coded patch series of the earlier pass is gone.

@@ -12,7 +12,12 @@ so a dashboard always shows the latest pass:
   (SIGTERM). A `pass budget` backlog that never drains is the alert (README, Operate: time budget);
 - `kube_rehash_rollouts_stalled` — rollouts kube-rehash started that the last pass found stalled (the
   report's `summary.stalled`); alert on `kube_rehash_rollouts_stalled > 0` (README, Operate);
+- `kube_rehash_notifications_undelivered` — notifications (workloads in notify mode) the notify webhook
+  did not take in the last pass; the next pass sends them again (README, Operate: alerts);
 - `kube_rehash_last_success_timestamp_seconds` — when a pass last completed successfully.
+
+The alert rules and the Grafana dashboard over these names are in deploy/monitoring/ (the chart installs them
+on request); tests/test_monitoring.py takes the names from this module's registry.
 
 Why two HTTP methods: a PUT replaces *every* metric of the group, a POST ("pushadd") replaces only the
 metric names it carries. A successful pass PUTs, so series from older passes (a status code seen once,
@@ -65,6 +70,7 @@ def build_registry(
     duration_seconds: float,
     success: bool,
     deferred: Mapping[Deferral, int],
+    notifications_undelivered: int = 0,
     now: float | None = None,
 ) -> CollectorRegistry:
     """A fresh registry holding one pass's metrics (the last-success gauge only when `success`)."""
@@ -102,6 +108,11 @@ def build_registry(
     )
     for reason in Deferral:  # every reason, 0 when none, so an alert's series never vanishes
         by_reason.labels(reason=reason.value).set(deferred.get(reason, 0))
+    Gauge(
+        "kube_rehash_notifications_undelivered",
+        "Notifications the notify webhook did not take in the last pass (sent again by the next pass).",
+        registry=registry,
+    ).set(notifications_undelivered)
     if success:
         Gauge(
             "kube_rehash_last_success_timestamp_seconds",
@@ -122,6 +133,7 @@ def push_metrics(
     duration_seconds: float,
     success: bool,
     deferred: Mapping[Deferral, int],
+    notifications_undelivered: int = 0,
     timeout: float = 5.0,
 ) -> None:
     """Push one pass's metrics to the Pushgateway at `url` under `job` and `grouping`.
@@ -132,6 +144,7 @@ def push_metrics(
     sum of the actions; its `stalled` count becomes `kube_rehash_rollouts_stalled`). `api_requests` maps
     (verb, HTTP status) to a count. On success the whole group is replaced (PUT); on failure only the
     pushed names are (POST), which keeps the previous `kube_rehash_last_success_timestamp_seconds`.
+    `notifications_undelivered` counts the notifications a failed webhook delivery left for the next pass.
 
     Raises MetricsPushError with a one-line message when the push fails. The caller reports it (a log
     line) but does not fail the pass: metrics are an observation of the pass, not part of its work.
@@ -143,6 +156,7 @@ def push_metrics(
         duration_seconds=duration_seconds,
         success=success,
         deferred=deferred,
+        notifications_undelivered=notifications_undelivered,
     )
     push = push_to_gateway if success else pushadd_to_gateway
     parts = urlsplit(url)
