@@ -80,6 +80,19 @@ unit: promtool
 monitoring: $(VENV)/.installed-test
 	$(BIN)/python scripts/gen-monitoring.py
 
+# The release artefacts in dist/ (docs/release.md): wheel, sdist, the packaged chart, the kubectl plugin archive,
+# its krew manifest and SHA256SUMS. Cached by a stamp of its inputs (dist/.stamp): a no-op when unchanged.
+.PHONY: dist krew
+dist: $(VENV)/.installed-test helm
+	$(BIN)/python scripts/build-dist.py
+
+# The pinned krew tests/test_dist.py installs the plugin archive with (sigs.k8s.io/krew, version in
+# tools/krew/go.mod; needs Go, about 15 s cold). Cached in .cache/krew/<version>/: a no-op when already built.
+krew:
+	@bash scripts/build-krew.sh
+
+unit: krew
+
 # The image (Dockerfile) built with podman on a Debian bookworm base made with debootstrap (no registry
 # needed); localhost/kube-rehash:dev. Cached in .cache/image/: a no-op when its inputs are unchanged.
 # KUBE_REHASH_NO_PODMAN=1 skips it (and the image tests skip, except under CI=true).

@@ -86,3 +86,21 @@ def promtool() -> Path:
         skip_or_fail(f"promtool not built ({binary} missing): run `make promtool`")
     return binary
 
+
+@pytest.fixture(scope="session")
+def dist(helm: Path) -> Path:
+    """dist/ as `make dist` leaves it (tests/test_dist.py, tests/test_krew_manifest.py), stamp-cached."""
+    from tests.test_dist import build_dist
+
+    return build_dist()
+
+
+@pytest.fixture(scope="session")
+def krew() -> Path:
+    """The pinned krew (`make krew`; tests/test_dist.py). Missing: a skip locally, a failure under CI=true."""
+    from tests.test_dist import krew_binary
+
+    binary = krew_binary()
+    if not os.access(binary, os.X_OK):
+        skip_or_fail(f"krew not built ({binary} missing): run `make krew`")
+    return binary
