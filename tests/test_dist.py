@@ -143,6 +143,13 @@ def test_the_plugin_plans_a_pass_with_a_bare_python_and_no_package_installed(
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["workloads"]
     assert [(r["kind"], r["name"], r["action"]) for r in rows] == [("Deployment", "web", "adopt")]
+    # The archive leaves out the `kubernetes` package: a legacy auth-provider says so, without a traceback.
+    legacy = yaml.safe_load(kubeconfig.read_text())
+    legacy["users"][0]["user"] = {"auth-provider": {"name": "oidc", "config": {"id-token": "x"}}}
+    (tmp_path / "legacy").write_text(yaml.safe_dump(legacy))
+    refused = run("plan", "--kubeconfig", str(tmp_path / "legacy"))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "needs the `kubernetes` Python package" in refused.stderr
     # The first run unpacked the archive once into the cache; the next runs import from there.
     assert len(list((tmp_path / "home" / ".cache" / "kube-rehash").glob("plugin-*"))) == 1
     assert os.access(plugin, os.X_OK)
