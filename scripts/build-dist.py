@@ -3,11 +3,14 @@
 - the wheel and the sdist of kube-rehash (setuptools, from the working tree);
 - the Helm chart, packaged by the pinned helm (`helm package`, .cache/helm);
 - the kubectl plugin archive kubectl-rehash-v<version>-linux-amd64.tar.gz: `kubectl-rehash`, a zipapp of the
-  CLI with the locked runtime dependencies this interpreter has installed (plugins/krew/launcher.py is its
-  entry; CPython 3.11 on linux/amd64), and LICENSE;
+  CLI with the locked runtime dependencies this interpreter has installed, the compiled ones for each of
+  PYTHONS (plugins/krew/launcher.py is its entry; CPython 3.11-3.13 on linux/amd64), and LICENSE;
 - the krew manifest rehash.yaml, written from plugins/krew/rehash.yaml with each platform's uri (the release
   download URL, URI_TEMPLATE) and the sha256 of the archive just built;
 - SHA256SUMS over all of them, in `sha256sum -c` format.
+
+The one step that needs the network (or pip's cache): the locked wheels of the compiled dependencies for the
+other Python versions of PYTHONS (`pip download --require-hashes`).
 
 Why a stamp: the build takes seconds, and tests/test_dist.py runs it in `make test`. dist/.stamp holds a
 digest of every input (the tracked files' contents, the helm binary, this interpreter); when it matches, the
@@ -41,6 +44,10 @@ KREW = ROOT / "plugins" / "krew"
 URI_TEMPLATE = "https://github.com/kube-rehash/kube-rehash/releases/download/{tag}/{archive}"
 """Where the release workflow uploads the plugin archive (docs/release.md): the manifest's uri."""
 PLATFORM = "linux-amd64"
+PYTHONS = ("3.11", "3.12", "3.13")
+"""The CPython versions the plugin runs on: this interpreter's compiled modules (3.11, the lock's) plus, for
+each other one, those of the same locked versions, downloaded by pip (hash-checked against the lock)."""
+MANYLINUX = ("manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_5_x86_64")
 LEFT_OUT = {"kubernetes"}
 """Runtime requirements the plugin leaves out: the `kubernetes` package serves only the legacy kubeconfig
 auth-provider (reconcile/kube/auth_provider.py) and is three quarters of the installed size."""
@@ -142,10 +149,12 @@ def runtime_distributions() -> list[importlib.metadata.Distribution]:
     return [seen[name] for name in sorted(seen)]
 
 
-def stage_site(site: Path, wheel: Path) -> None:
-    """The wheel's files and the runtime distributions' installed files (no bytecode, no scripts)."""
+def stage_site(site: Path, wheel: Path, downloads: Path) -> None:
+    """The wheel's files and the runtime distributions' installed files (no bytecode, no scripts), plus the
+    compiled modules of the other PYTHONS (Python picks the file whose ABI tag is its own)."""
     with zipfile.ZipFile(wheel) as zipped:
         zipped.extractall(site)  # noqa: S202 (the wheel this script has just built)
+    compiled = []
     for dist in runtime_distributions():
         base = Path(str(dist.locate_file("")))
         for file in dist.files or []:
@@ -155,6 +164,49 @@ def stage_site(site: Path, wheel: Path) -> None:
             target = site / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(base / rel, target)
+        if any(str(f).endswith(".so") for f in dist.files or []):
+            compiled.append(dist.metadata["Name"])
+    for python in PYTHONS:
+        if python != f"{sys.version_info[0]}.{sys.version_info[1]}":
+            for wheel_file in download_compiled(compiled, python, downloads):
+                with zipfile.ZipFile(wheel_file) as zipped:
+                    for name in zipped.namelist():
+                        if name.endswith(".so"):
+                            zipped.extract(name, site)
+
+
+def locked_pins(names: list[str]) -> str:
+    """The lines of requirements/runtime.txt that pin `names`, with every hash (a requirements file)."""
+    wanted = {n.lower().replace("_", "-") for n in names}
+    out, keep = [], False
+    for line in (ROOT / "requirements" / "runtime.txt").read_text(encoding="utf-8").splitlines():
+        if re.match(r"[A-Za-z0-9]", line):
+            keep = line.split("==")[0].lower() in wanted
+        elif not line.startswith(" "):
+            keep = False
+        if keep:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def download_compiled(names: list[str], python: str, downloads: Path) -> list[Path]:
+    """The linux/amd64 CPython `python` wheels of `names`, at their locked versions and hashes (pip)."""
+    target = downloads / python
+    target.mkdir(parents=True, exist_ok=True)
+    pins = downloads / "compiled.txt"
+    pins.write_text(locked_pins(names), encoding="utf-8")
+    abi = "cp" + python.replace(".", "")
+    argv = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
+    argv += ["--only-binary=:all:", "--require-hashes", "--python-version", python, "--implementation", "cp"]
+    argv += ["--abi", abi, *(f"--platform={tag}" for tag in MANYLINUX), "-r", str(pins), "-d", str(target)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(
+            f"build-dist: pip download of {', '.join(names)} for CPython {python} failed:\n{done.stderr}"
+        )
+    wheels = sorted(target.glob("*.whl"))
+    assert len(wheels) == len(names), f"CPython {python}: {[w.name for w in wheels]} for {names}"
+    return wheels
 
 
 def zip_entry(name: str, epoch: int, mode: int) -> zipfile.ZipInfo:
@@ -165,16 +217,15 @@ def zip_entry(name: str, epoch: int, mode: int) -> zipfile.ZipInfo:
 
 
 def build_zipapp(out: Path, site: Path, epoch: int) -> None:
-    """`#!/usr/bin/env python3.11` + a zip of __main__.py (the launcher) and site/, entries in name order."""
+    """`#!/usr/bin/env python3` + a zip of __main__.py (the launcher) and site/, entries in name order."""
     files = sorted(p for p in site.rglob("*") if p.is_file())
     digest = hashlib.sha256()
     for path in files:
         digest.update(str(path.relative_to(site)).encode() + b"\0" + path.read_bytes())
-    launcher = (
-        (KREW / "launcher.py").read_text(encoding="utf-8").replace("@BUILD_ID@", digest.hexdigest()[:16])
-    )
+    launcher = (KREW / "launcher.py").read_text(encoding="utf-8")
+    launcher = launcher.replace("@BUILD_ID@", digest.hexdigest()[:16]).replace("@PYTHONS@", " ".join(PYTHONS))
     with out.open("wb") as handle:
-        handle.write(b"#!/usr/bin/env python3.11\n")
+        handle.write(b"#!/usr/bin/env python3\n")
         with zipfile.ZipFile(handle, "w") as zipped:
             zipped.writestr(zip_entry("__main__.py", epoch, 0o644), launcher)
             for path in files:
@@ -242,7 +293,7 @@ def build() -> None:
     normalize_sdist(next(DIST.glob("kube_rehash-*.tar.gz")), epoch)
     wheel = next(DIST.glob("kube_rehash-*.whl"))
     with tempfile.TemporaryDirectory() as tmp:
-        stage_site(Path(tmp) / "site", wheel)
+        stage_site(Path(tmp) / "site", wheel, Path(tmp) / "downloads")
         zipapp = Path(tmp) / "kubectl-rehash"
         build_zipapp(zipapp, Path(tmp) / "site", epoch)
         archive = DIST / f"kubectl-rehash-{tag}-{PLATFORM}.tar.gz"

@@ -2,22 +2,26 @@
 
 `sha256sum -c SHA256SUMS` over every artefact; the wheel, sdist and packaged chart carry what they should
 (the licence, the monitoring files); the kubectl plugin archive holds the zipapp and LICENSE, and the zipapp
-runs `version` and a real `plan` against the embedded API simulator with a bare CPython 3.11 (`-I -S`: no
-site-packages, no kube-rehash installed). The krew manifest's checks are in tests/test_krew_manifest.py.
-The build is cached by a stamp of its inputs, so a warm run costs nothing. Marker `helm` (it packages the
-chart with the pinned helm).
+runs `version` and a real `plan` against the embedded API simulator with each bare CPython it carries modules
+for (`-I -S`: no site-packages, no kube-rehash installed); the real krew installs it from the manifest and
+`kubectl rehash version` runs it; a second build elsewhere gives the same bytes. The krew manifest's own
+checks are in tests/test_krew_manifest.py. The build is cached by a stamp of its inputs, so a warm run costs
+nothing. Marker `helm` (it packages the chart with the pinned helm).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
 import zipfile
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
@@ -25,6 +29,7 @@ import yaml
 from reconcile import __version__
 from rehash_simulator import Simulator
 from tests.e2e.conftest import configmap, deployment
+from tests.prerequisites import skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
@@ -119,13 +124,38 @@ def test_the_plugin_archive_holds_the_zipapp_and_the_license(dist: Path) -> None
         assert license_member is not None and license_member.read() == (ROOT / "LICENSE").read_bytes()
 
 
+def build_script() -> ModuleType:
+    """scripts/build-dist.py as a module (PYTHONS: the CPython versions the plugin has modules for)."""
+    spec = importlib.util.spec_from_file_location("build_dist", ROOT / "scripts" / "build-dist.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PROBE = "import sys, platform; print(sys.executable, platform.python_implementation(), *sys.version_info[:2])"
+
+
+def cpython(version: str) -> Path:
+    """The real executable of CPython `version`: `python<version>` on PATH, else pyenv's (whose shims run
+    only the versions selected); missing: a skip locally, a failure under CI=true."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = [shutil.which(f"python{version}"), *sorted(pyenv.glob(f"{version}.*/bin/python{version}"))]
+    for candidate in filter(None, candidates):
+        done = subprocess.run([str(candidate), "-c", PROBE], capture_output=True, text=True, check=False)
+        if done.returncode == 0 and done.stdout.split()[1:] == ["CPython", *version.split(".")]:
+            return Path(done.stdout.split()[0])
+    skip_or_fail(f"no CPython {version} found (python{version} on PATH or under pyenv)")
+
+
+@pytest.mark.parametrize("python_version", build_script().PYTHONS)
 def test_the_plugin_plans_a_pass_with_a_bare_python_and_no_package_installed(
-    dist: Path, tmp_path: Path
+    dist: Path, tmp_path: Path, python_version: str
 ) -> None:
     with tarfile.open(plugin_archive(dist)) as archive:
         archive.extractall(tmp_path / "plugin", filter="data")
     plugin = tmp_path / "plugin" / "kubectl-rehash"
-    python = Path(sys.executable).resolve().parent / "python3.11"
+    python = cpython(python_version)
     env = {"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -5,8 +5,9 @@ compiled (xxhash, rpds-py, pyyaml's C loader), and Python cannot import a compil
 So the first run unpacks the archive's `site/` once into a cache directory named after the build
 ($KUBE_REHASH_PLUGIN_CACHE, else $XDG_CACHE_HOME/kube-rehash or ~/.cache/kube-rehash), atomically (a
 temporary directory renamed into place), and every run imports from there. The compiled modules are
-CPython 3.11's for linux/amd64, hence the check below. scripts/build-dist.py writes this file into the
-archive as its __main__.py, with BUILD_ID replaced by the digest of the archive's contents.
+those of the CPython versions in PYTHONS for linux/amd64, hence the check below (kept to syntax old Pythons
+parse, so that they can say so). scripts/build-dist.py writes this file into the archive as its __main__.py,
+with BUILD_ID replaced by the digest of the archive's contents and PYTHONS by the versions it carries.
 """
 
 import os
@@ -17,7 +18,7 @@ import tempfile
 import zipfile
 
 BUILD_ID = "@BUILD_ID@"
-NEEDS = (3, 11)
+PYTHONS = "@PYTHONS@".split()  # noqa: SIM905 (a placeholder scripts/build-dist.py fills in)
 
 
 def cache_dir() -> str:
@@ -48,10 +49,12 @@ def unpack(archive: str, target: str) -> None:
 
 
 def main() -> int:
-    if sys.version_info[:2] != NEEDS or platform.machine() not in ("x86_64", "AMD64"):
+    running = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    cpython = platform.python_implementation() == "CPython"
+    if running not in PYTHONS or not cpython or sys.platform != "linux" or platform.machine() != "x86_64":
         found = f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}"
         print(
-            f"kubectl-rehash: this archive needs CPython {NEEDS[0]}.{NEEDS[1]} on linux/amd64 "
+            f"kubectl-rehash: this archive needs CPython {', '.join(PYTHONS)} as python3 on linux/amd64 "
             f"(found {found}); elsewhere install the package: pip install kube-rehash",
             file=sys.stderr,
         )
