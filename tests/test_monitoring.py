@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from reconcile.cli.commands import count_undelivered
+from reconcile.cli.commands import count_undelivered, rolled_workloads
 from reconcile.output.metrics import build_registry
 from reconcile.output.report import Report, Row
 from reconcile.pipeline.notifier import WEBHOOK_ROW_KIND
@@ -55,7 +55,7 @@ def run_promtool(promtool: Path, *args: str, cwd: Path = ROOT) -> str:
 
 
 def pushed_metric_names() -> set[str]:
-    """The names of every metric family a pass pushes (a successful pass: the last-success gauge too)."""
+    """The names of every metric family a pass pushes (a successful one, with the opt-in metrics on)."""
     registry = build_registry(
         summary={"workloads": 1, "rollout": 1, "stalled": 0},
         api_requests={("list", 200): 1},
@@ -64,6 +64,7 @@ def pushed_metric_names() -> set[str]:
         success=True,
         deferred={Deferral.BUDGET: 1},
         notifications_undelivered=0,
+        rolled=[("shop", "Deployment", "web")],  # the opt-in per-workload series (metricsPerWorkload)
     )
     return {family.name for family in registry.collect()}
 
@@ -260,3 +261,9 @@ def test_undelivered_notifications_are_the_notify_rows_of_a_pass_whose_webhook_f
     failed_elsewhere = [*notified, _row("Deployment", "failed")]
     assert count_undelivered(Report(rows=failed_elsewhere)) == 0
     assert count_undelivered(Report(rows=[*notified, _row(WEBHOOK_ROW_KIND, "failed")])) == 2
+
+
+def test_the_per_workload_series_name_the_rows_the_pass_rolled() -> None:
+    rows = [_row("Deployment", "rollout"), _row("StatefulSet", "in-sync"), _row("DaemonSet", "rollout")]
+    expected = [("apps", "Deployment", "web"), ("apps", "DaemonSet", "web")]
+    assert rolled_workloads(Report(rows=rows)) == expected

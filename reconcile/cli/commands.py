@@ -246,9 +246,17 @@ def push(settings: Settings, report: Report) -> None:
             success=not report.failed and not report.interrupted,
             deferred=report.deferred_by_reason(),
             notifications_undelivered=count_undelivered(report),
+            rolled=rolled_workloads(report) if settings.metrics_per_workload else None,
         )
     except RehashError as exc:
         log.warning("pushing metrics failed: %s", exc)
+
+
+def rolled_workloads(report: Report) -> list[tuple[str, str, str]]:
+    """(namespace, kind, name) of each workload the pass rolled (the opt-in per-workload metric)."""
+    from reconcile.policy.decision import Action
+
+    return [(r.namespace, r.kind, r.name) for r in report.rows if r.action == Action.ROLLOUT.value]
 
 
 def count_undelivered(report: Report) -> int:
