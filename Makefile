@@ -86,6 +86,19 @@ monitoring: $(VENV)/.installed-test
 dist: $(VENV)/.installed-test helm
 	$(BIN)/python scripts/build-dist.py
 
+# Sign dist/SHA256SUMS with cosign and a key: `make sign-dist COSIGN_KEY=cosign.key` (COSIGN_PASSWORD in the
+# environment); the bundle is dist/SHA256SUMS.sigstore.json (docs/release.md).
+.PHONY: sign-dist cosign
+sign-dist: dist cosign
+	$(BIN)/python scripts/sign-dist.py
+
+# The pinned cosign (github.com/sigstore/cosign/v3, version in tools/cosign/go.mod; needs Go, minutes cold) that
+# signs and verifies in tests/test_dist_signing.py. Cached in .cache/cosign/<version>/: a no-op when built.
+cosign:
+	@bash scripts/build-cosign.sh
+
+unit: cosign
+
 # The pinned krew tests/test_dist.py installs the plugin archive with (sigs.k8s.io/krew, version in
 # tools/krew/go.mod; needs Go, about 15 s cold). Cached in .cache/krew/<version>/: a no-op when already built.
 krew:

@@ -104,3 +104,15 @@ def krew() -> Path:
     if not os.access(binary, os.X_OK):
         skip_or_fail(f"krew not built ({binary} missing): run `make krew`")
     return binary
+
+
+@pytest.fixture(scope="session")
+def cosign() -> Path:
+    """The pinned cosign (`make cosign`; tests/test_dist_signing.py). Missing: a skip locally, a failure under
+    CI=true."""
+    from tests.test_dist_signing import cosign_binary
+
+    binary = cosign_binary()
+    if not os.access(binary, os.X_OK):
+        skip_or_fail(f"cosign not built ({binary} missing): run `make cosign`")
+    return binary
