@@ -78,7 +78,8 @@ def input_stamp(helm: Path) -> str:
     for name in [*tracked_files(), "scripts/build-dist.py", "plugins/krew/launcher.py"]:
         digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
     digest.update(helm.read_bytes() if helm.exists() else b"no helm")
-    digest.update(f"{sys.version} {os.environ.get('SOURCE_DATE_EPOCH', '')}".encode())
+    # The time stamped into the archives too: it moves with every commit (source_date_epoch).
+    digest.update(f"{sys.version} {source_date_epoch()}".encode())
     return digest.hexdigest()
 
 
