@@ -67,6 +67,45 @@ helm:
 
 unit: helm
 
+# The pinned promtool the monitoring tests use (github.com/prometheus/prometheus, version in tools/promtool/go.mod;
+# needs Go, about 5 minutes cold). Cached in .cache/promtool/<version>/: a no-op when already built.
+.PHONY: promtool monitoring
+promtool:
+	@bash scripts/build-promtool.sh
+
+unit: promtool
+
+# The copies of deploy/monitoring/ the chart (charts/kube-rehash/files/) and the Prometheus Operator
+# (deploy/monitoring/prometheusrule.yaml) need; tests/test_monitoring.py fails naming a stale one.
+monitoring: $(VENV)/.installed-test
+	$(BIN)/python scripts/gen-monitoring.py
+
+# The release artefacts in dist/ (docs/release.md): wheel, sdist, the packaged chart, the kubectl plugin archive,
+# its krew manifest and SHA256SUMS. Cached by a stamp of its inputs (dist/.stamp): a no-op when unchanged.
+.PHONY: dist krew
+dist: $(VENV)/.installed-test helm
+	$(BIN)/python scripts/build-dist.py
+
+# Sign dist/SHA256SUMS with cosign and a key: `make sign-dist COSIGN_KEY=cosign.key` (COSIGN_PASSWORD in the
+# environment); the bundle is dist/SHA256SUMS.sigstore.json (docs/release.md).
+.PHONY: sign-dist cosign
+sign-dist: dist cosign
+	$(BIN)/python scripts/sign-dist.py
+
+# The pinned cosign (github.com/sigstore/cosign/v3, version in tools/cosign/go.mod; needs Go, minutes cold) that
+# signs and verifies in tests/test_dist_signing.py. Cached in .cache/cosign/<version>/: a no-op when built.
+cosign:
+	@bash scripts/build-cosign.sh
+
+unit: cosign
+
+# The pinned krew tests/test_dist.py installs the plugin archive with (sigs.k8s.io/krew, version in
+# tools/krew/go.mod; needs Go, about 15 s cold). Cached in .cache/krew/<version>/: a no-op when already built.
+krew:
+	@bash scripts/build-krew.sh
+
+unit: krew
+
 # The image (Dockerfile) built with podman on a Debian bookworm base made with debootstrap (no registry
 # needed); localhost/kube-rehash:dev. Cached in .cache/image/: a no-op when its inputs are unchanged.
 # KUBE_REHASH_NO_PODMAN=1 skips it (and the image tests skip, except under CI=true).
@@ -80,10 +119,10 @@ cluster: $(VENV)/.installed-test control-plane
 	@$(BIN)/python -m tests.cluster
 
 # Fast inner loop: the tests `unit` runs, without those that need the real control plane (marker `real`:
-# tests/real, tests/conformance, the [real] half of tests/e2e) or the image (marker `image`): no Go build,
+# tests/real, tests/conformance, the [real] half of tests/e2e), the image (marker `image`), helm or promtool: no Go build,
 # no control plane, no podman.
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not chaos and not real and not image and not helm"
+	$(BIN)/python -m pytest -q -m "not chaos and not real and not image and not helm and not promtool"
 
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json

@@ -80,6 +80,27 @@ def build() -> dict[str, Any]:
             "affinity": obj,
             "commonLabels": str_map,
             "commonAnnotations": str_map,
+            "monitoring": {
+                "description": "The alert rules and Grafana dashboard of deploy/monitoring/, off by default.",
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "prometheusRule": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {"enabled": {"type": "boolean"}, "labels": str_map},
+                    },
+                    "dashboard": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "enabled": {"type": "boolean"},
+                            "labels": str_map,
+                            "namespace": {"type": "string"},
+                        },
+                    },
+                },
+            },
         },
     }
 

@@ -73,3 +73,46 @@ def helm() -> Path:
         message = f"helm not built ({binary} missing): run `make helm`"
         skip_or_fail(message)
     return binary
+
+
+@pytest.fixture(scope="session")
+def promtool() -> Path:
+    """The pinned promtool (`make promtool`; tests/test_monitoring.py). Missing, it skips locally and fails
+    under CI=true or KUBE_REHASH_REAL=1, as helm does."""
+    from tests.test_monitoring import promtool_binary
+
+    binary = promtool_binary()
+    if not os.access(binary, os.X_OK):
+        skip_or_fail(f"promtool not built ({binary} missing): run `make promtool`")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def dist(helm: Path) -> Path:
+    """dist/ as `make dist` leaves it (tests/test_dist.py, tests/test_krew_manifest.py), stamp-cached."""
+    from tests.test_dist import build_dist
+
+    return build_dist()
+
+
+@pytest.fixture(scope="session")
+def krew() -> Path:
+    """The pinned krew (`make krew`; tests/test_dist.py). Missing: a skip locally, a failure under CI=true."""
+    from tests.test_dist import krew_binary
+
+    binary = krew_binary()
+    if not os.access(binary, os.X_OK):
+        skip_or_fail(f"krew not built ({binary} missing): run `make krew`")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def cosign() -> Path:
+    """The pinned cosign (`make cosign`; tests/test_dist_signing.py). Missing: a skip locally, a failure under
+    CI=true."""
+    from tests.test_dist_signing import cosign_binary
+
+    binary = cosign_binary()
+    if not os.access(binary, os.X_OK):
+        skip_or_fail(f"cosign not built ({binary} missing): run `make cosign`")
+    return binary

@@ -61,7 +61,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def _scrape(url: str, grouping: dict[str, str]) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+def scrape(url: str, grouping: dict[str, str]) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """Samples of the group `grouping` under JOB, keyed by (name, labels without job/grouping labels)."""
     text = requests.get(f"{url}/metrics", timeout=5).text
     wanted = {"job": JOB, **grouping}
@@ -76,7 +76,9 @@ def _scrape(url: str, grouping: dict[str, str]) -> dict[tuple[str, tuple[tuple[s
     return samples
 
 
-def _push(url: str, grouping: dict[str, str], *, success: bool, rollouts: int, code: int = 200) -> None:
+def _push(
+    url: str, grouping: dict[str, str], *, success: bool, rollouts: int, code: int = 200, undelivered: int = 0
+) -> None:
     push_metrics(
         url,
         job=JOB,
@@ -87,13 +89,14 @@ def _push(url: str, grouping: dict[str, str], *, success: bool, rollouts: int, c
         duration_seconds=1.5,
         success=success,
         deferred={Deferral.BUDGET: 1, Deferral.MAX_ROLLOUTS: 1},
+        notifications_undelivered=undelivered,
     )
 
 
 def test_a_successful_pass_pushes_every_metric_with_its_value(gateway: str) -> None:
     before = time.time()
     _push(gateway, {"shard": "0"}, success=True, rollouts=1)
-    samples = _scrape(gateway, {"shard": "0"})
+    samples = scrape(gateway, {"shard": "0"})
 
     assert samples[("kube_rehash_workloads", (("action", "rollout"),))] == 1
     assert samples[("kube_rehash_workloads", (("action", "adopt"),))] == 1
@@ -114,18 +117,20 @@ def test_a_successful_pass_pushes_every_metric_with_its_value(gateway: str) -> N
         (("reason", "disruption budget"),): 0,
         (("reason", "stopped"),): 0,
     }
+    assert samples[("kube_rehash_notifications_undelivered", ())] == 0
     assert before <= samples[("kube_rehash_last_success_timestamp_seconds", ())] <= time.time()
 
 
 def test_a_failed_pass_keeps_the_last_success_time_and_replaces_the_rest(gateway: str) -> None:
     grouping = {"shard": "1"}
     _push(gateway, grouping, success=True, rollouts=1)
-    last_success = _scrape(gateway, grouping)[("kube_rehash_last_success_timestamp_seconds", ())]
+    last_success = scrape(gateway, grouping)[("kube_rehash_last_success_timestamp_seconds", ())]
 
-    _push(gateway, grouping, success=False, rollouts=4, code=500)
-    samples = _scrape(gateway, grouping)
+    _push(gateway, grouping, success=False, rollouts=4, code=500, undelivered=3)
+    samples = scrape(gateway, grouping)
 
     assert samples[("kube_rehash_last_success_timestamp_seconds", ())] == last_success
+    assert samples[("kube_rehash_notifications_undelivered", ())] == 3
     assert samples[("kube_rehash_workloads", (("action", "rollout"),))] == 4
     assert samples[("kube_rehash_api_requests", (("code", "500"), ("verb", "patch")))] == 4
     # The failed pass replaced the whole family: the 200-coded patch series of the earlier pass is gone.
@@ -136,7 +141,7 @@ def test_a_successful_pass_drops_series_that_older_passes_left_behind(gateway: s
     grouping = {"shard": "2"}
     _push(gateway, grouping, success=False, rollouts=2, code=409)
     _push(gateway, grouping, success=True, rollouts=0)
-    samples = _scrape(gateway, grouping)
+    samples = scrape(gateway, grouping)
 
     assert ("kube_rehash_api_requests", (("code", "409"), ("verb", "patch"))) not in samples
     assert samples[("kube_rehash_api_requests", (("code", "200"), ("verb", "patch")))] == 0
@@ -147,8 +152,8 @@ def test_groups_do_not_overwrite_each_other(gateway: str) -> None:
     _push(gateway, {"shard": "3"}, success=True, rollouts=5)
     _push(gateway, {"shard": "4"}, success=True, rollouts=6)
 
-    assert _scrape(gateway, {"shard": "3"})[("kube_rehash_workloads", (("action", "rollout"),))] == 5
-    assert _scrape(gateway, {"shard": "4"})[("kube_rehash_workloads", (("action", "rollout"),))] == 6
+    assert scrape(gateway, {"shard": "3"})[("kube_rehash_workloads", (("action", "rollout"),))] == 5
+    assert scrape(gateway, {"shard": "4"})[("kube_rehash_workloads", (("action", "rollout"),))] == 6
 
 
 def test_an_unreachable_gateway_raises_a_one_line_rehash_error_without_credentials() -> None:
@@ -167,10 +172,47 @@ def test_credentials_in_the_url_are_sent_as_basic_auth(gateway: str) -> None:
     # The gateway runs without auth and ignores the header; the push must still succeed.
     _push(gateway.replace("http://", "http://user:pw@"), {"shard": "5"}, success=True, rollouts=1)
 
-    assert _scrape(gateway, {"shard": "5"})[("kube_rehash_workloads", (("action", "rollout"),))] == 1
+    assert scrape(gateway, {"shard": "5"})[("kube_rehash_workloads", (("action", "rollout"),))] == 1
 
 
 def test_a_gateway_error_status_raises_metrics_push_error(gateway: str) -> None:
     with pytest.raises(MetricsPushError, match=r"^cannot push metrics to .*400"):
         # A grouping label named like a reserved label is rejected by the gateway with 400.
         _push(gateway, {"__name__": "x"}, success=True, rollouts=0)
+
+
+def test_the_opt_in_per_workload_series_name_the_rolled_workloads_until_a_pass_rolls_them_no_more(
+    gateway: str,
+) -> None:
+    grouping = {"shard": "6"}
+
+    def push(rolled: list[tuple[str, str, str]] | None) -> None:
+        push_metrics(
+            gateway,
+            job=JOB,
+            grouping=grouping,
+            summary={"workloads": 2, "rollout": len(rolled or [])},
+            api_requests={},
+            configs_fetched=0,
+            duration_seconds=1.0,
+            success=True,
+            deferred={},
+            rolled=rolled,
+        )
+
+    def series() -> dict[tuple[tuple[str, str], ...], float]:
+        name = "kube_rehash_workload_last_rollout_timestamp_seconds"
+        return {labels: v for (n, labels), v in scrape(gateway, grouping).items() if n == name}
+
+    before = time.time()
+    push([("shop", "Deployment", "web"), ("shop", "StatefulSet", "db")])
+    first = series()
+    assert set(first) == {
+        (("kind", "Deployment"), ("name", "web"), ("namespace", "shop")),
+        (("kind", "StatefulSet"), ("name", "db"), ("namespace", "shop")),
+    }
+    assert all(before <= v <= time.time() for v in first.values())
+    push([("shop", "Deployment", "web")])
+    assert set(series()) == {(("kind", "Deployment"), ("name", "web"), ("namespace", "shop"))}
+    push(None)  # not opted in: no such series at all
+    assert series() == {}

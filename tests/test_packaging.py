@@ -1,9 +1,11 @@
 """Packaging: the API simulator is its own distribution behind the `simulator` extra, of the same version,
-and the hash-pinned locks nest (runtime ⊆ demo ⊆ test ⊆ bench) with identical pins and hashes."""
+the hash-pinned locks nest (runtime ⊆ demo ⊆ test ⊆ bench) with identical pins and hashes, and the project is
+licensed Apache-2.0 with the licence's full text in LICENSE."""
 
 from __future__ import annotations
 
 import configparser
+import hashlib
 import itertools
 import re
 from pathlib import Path
@@ -15,6 +17,8 @@ import rehash_simulator
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCKS = ["runtime", "demo", "test", "bench"]
+APACHE_2_0_SHA256 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
+"""sha256 of the Apache License 2.0 text as the ASF publishes it (apache.org/licenses/LICENSE-2.0.txt)."""
 
 
 def setup_cfg(path: Path) -> configparser.ConfigParser:
@@ -79,3 +83,12 @@ def test_each_lock_contains_the_previous_one_with_the_same_pins_and_hashes(small
 
     assert all("--hash=sha256:" in entry for entry in large.values())
     assert {name: large.get(name) for name in small} == small
+
+
+def test_license_is_the_full_apache_2_0_text_and_the_metadata_says_so() -> None:
+    text = (ROOT / "LICENSE").read_bytes()
+    assert hashlib.sha256(text).hexdigest() == APACHE_2_0_SHA256
+    assert b"Apache License" in text and b"END OF TERMS AND CONDITIONS" in text
+    for path in (ROOT / "setup.cfg", ROOT / "simulator" / "setup.cfg"):
+        assert setup_cfg(path)["metadata"]["license"] == "Apache-2.0", path
+    assert setup_cfg(ROOT / "setup.cfg")["metadata"]["license_files"] == "LICENSE"

@@ -276,9 +276,31 @@ def push(settings: Settings, report: Report) -> None:
             duration_seconds=report.duration,
             success=not report.failed and not report.interrupted,
             deferred=report.deferred_by_reason(),
+            notifications_undelivered=count_undelivered(report),
+            rolled=rolled_workloads(report) if settings.metrics_per_workload else None,
         )
     except RehashError as exc:
         log.warning("pushing metrics failed: %s", exc)
+
+
+def rolled_workloads(report: Report) -> list[tuple[str, str, str]]:
+    """(namespace, kind, name) of each workload the pass rolled (the opt-in per-workload metric)."""
+    from reconcile.policy.decision import Action
+
+    return [(r.namespace, r.kind, r.name) for r in report.rows if r.action == Action.ROLLOUT.value]
+
+
+def count_undelivered(report: Report) -> int:
+    """The notifications a failed webhook delivery left unrecorded: while a webhook is configured every
+    `notify` row of the pass was held for it, so when its delivery failed (a `failed` row of kind Webhook)
+    they all wait for the next pass."""
+    from reconcile.pipeline.notifier import WEBHOOK_ROW_KIND
+    from reconcile.policy.decision import Action
+
+    rows = report.rows
+    if not any(r.kind == WEBHOOK_ROW_KIND and r.action == Action.FAILED.value for r in rows):
+        return 0
+    return sum(1 for r in rows if r.action == Action.NOTIFY.value)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -514,6 +514,17 @@ class Settings:
             ("--pushgateway",), "push metrics to this Prometheus Pushgateway", "pass", 13, metavar="URL"
         ),
     )
+    metrics_per_workload: bool = setting(
+        False,
+        "Also push kube_rehash_workload_last_rollout_timestamp_seconds{namespace,kind,name}: one series per "
+        "workload the pass rolled (opt in where the number of rolled workloads stays bounded).",
+        OUTPUT,
+        v.boolean(),
+        ("metricsPerWorkload",),
+        details="It feeds the restart-loop alert `KubeRehashWorkloadRestartLoop` of "
+        "[deploy/monitoring/](../deploy/monitoring/README.md): a workload rolled more than 3 times in an "
+        "hour.",
+    )
 
     # --- connection -------------------------------------------------------------------------------------
     kubeconfig: str | None = setting(

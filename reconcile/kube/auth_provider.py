@@ -21,9 +21,15 @@ class ProviderToken:
     """The provider's bearer token, refreshed by the package's hook on each call when it has expired."""
 
     def __init__(self, selection: Selection) -> None:
-        from kubernetes.client import Configuration
-        from kubernetes.config.config_exception import ConfigException
-        from kubernetes.config.kube_config import KubeConfigLoader
+        try:
+            from kubernetes.client import Configuration
+            from kubernetes.config.config_exception import ConfigException
+            from kubernetes.config.kube_config import KubeConfigLoader
+        except ImportError:  # the kubectl plugin's archive leaves the package out (docs/release.md)
+            raise CredentialsError(
+                f"{selection.where}: a kubeconfig auth-provider needs the `kubernetes` Python package, which "
+                "this kube-rehash lacks: install it with pip (pip install kube-rehash), or use an exec plugin"
+            ) from None
 
         self._where = selection.where
         provider = selection.user.fields.get("auth-provider")

@@ -12,7 +12,15 @@ so a dashboard always shows the latest pass:
   (SIGTERM). A `pass budget` backlog that never drains is the alert (README, Operate: time budget);
 - `kube_rehash_rollouts_stalled` — rollouts kube-rehash started that the last pass found stalled (the
   report's `summary.stalled`); alert on `kube_rehash_rollouts_stalled > 0` (README, Operate);
-- `kube_rehash_last_success_timestamp_seconds` — when a pass last completed successfully.
+- `kube_rehash_notifications_undelivered` — notifications (workloads in notify mode) the notify webhook
+  did not take in the last pass; the next pass sends them again (README, Operate: alerts);
+- `kube_rehash_last_success_timestamp_seconds` — when a pass last completed successfully;
+- opt-in (`metricsPerWorkload`), `kube_rehash_workload_last_rollout_timestamp_seconds{namespace,kind,name}` —
+  when this pass rolled the workload, one series per workload it rolled (the next pass's PUT drops those it
+  did not roll again): `changes()` over an hour counts a workload's rollouts, the restart-loop alert.
+
+The alert rules and the Grafana dashboard over these names are in deploy/monitoring/ (the chart installs them
+on request); tests/test_monitoring.py takes the names from this module's registry.
 
 Why two HTTP methods: a PUT replaces *every* metric of the group, a POST ("pushadd") replaces only the
 metric names it carries. A successful pass PUTs, so series from older passes (a status code seen once,
@@ -27,7 +35,7 @@ Sharded passes must use a distinct grouping (e.g. `{"shard": "2"}`), or shards o
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -65,10 +73,15 @@ def build_registry(
     duration_seconds: float,
     success: bool,
     deferred: Mapping[Deferral, int],
+    notifications_undelivered: int = 0,
+    rolled: Iterable[tuple[str, str, str]] | None = None,
     now: float | None = None,
 ) -> CollectorRegistry:
-    """A fresh registry holding one pass's metrics (the last-success gauge only when `success`)."""
+    """A fresh registry holding one pass's metrics (the last-success gauge only when `success`; the
+    per-workload rollout gauge only when `rolled`, the (namespace, kind, name) of the workloads rolled, is
+    given, even empty: so that the family replaces the previous pass's)."""
     registry = CollectorRegistry()
+    at = time.time() if now is None else now
     workloads = Gauge(
         "kube_rehash_workloads", "Workloads by action in the last pass.", ["action"], registry=registry
     )
@@ -102,12 +115,26 @@ def build_registry(
     )
     for reason in Deferral:  # every reason, 0 when none, so an alert's series never vanishes
         by_reason.labels(reason=reason.value).set(deferred.get(reason, 0))
+    Gauge(
+        "kube_rehash_notifications_undelivered",
+        "Notifications the notify webhook did not take in the last pass (sent again by the next pass).",
+        registry=registry,
+    ).set(notifications_undelivered)
+    if rolled is not None:
+        per_workload = Gauge(
+            "kube_rehash_workload_last_rollout_timestamp_seconds",
+            "Unix time at which this pass rolled the workload (opt-in: metricsPerWorkload).",
+            ["namespace", "kind", "name"],
+            registry=registry,
+        )
+        for namespace, kind, name in sorted(rolled):
+            per_workload.labels(namespace=namespace, kind=kind, name=name).set(at)
     if success:
         Gauge(
             "kube_rehash_last_success_timestamp_seconds",
             "Unix time at which the last successful pass finished.",
             registry=registry,
-        ).set(time.time() if now is None else now)
+        ).set(at)
     return registry
 
 
@@ -122,6 +149,8 @@ def push_metrics(
     duration_seconds: float,
     success: bool,
     deferred: Mapping[Deferral, int],
+    notifications_undelivered: int = 0,
+    rolled: Iterable[tuple[str, str, str]] | None = None,
     timeout: float = 5.0,
 ) -> None:
     """Push one pass's metrics to the Pushgateway at `url` under `job` and `grouping`.
@@ -132,6 +161,8 @@ def push_metrics(
     sum of the actions; its `stalled` count becomes `kube_rehash_rollouts_stalled`). `api_requests` maps
     (verb, HTTP status) to a count. On success the whole group is replaced (PUT); on failure only the
     pushed names are (POST), which keeps the previous `kube_rehash_last_success_timestamp_seconds`.
+    `notifications_undelivered` counts the notifications a failed webhook delivery left for the next pass;
+    `rolled` (opt-in) names the workloads the pass rolled.
 
     Raises MetricsPushError with a one-line message when the push fails. The caller reports it (a log
     line) but does not fail the pass: metrics are an observation of the pass, not part of its work.
@@ -143,6 +174,8 @@ def push_metrics(
         duration_seconds=duration_seconds,
         success=success,
         deferred=deferred,
+        notifications_undelivered=notifications_undelivered,
+        rolled=rolled,
     )
     push = push_to_gateway if success else pushadd_to_gateway
     parts = urlsplit(url)

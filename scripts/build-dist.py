@@ -1,0 +1,315 @@
+"""Build the release artefacts into dist/ (`make dist`; docs/release.md: what each is, how to verify it).
+
+- the wheel and the sdist of kube-rehash (setuptools, from the working tree);
+- the Helm chart, packaged by the pinned helm (`helm package`, .cache/helm);
+- the kubectl plugin archive kubectl-rehash-v<version>-linux-amd64.tar.gz: `kubectl-rehash`, a zipapp of the
+  CLI with the locked runtime dependencies this interpreter has installed, the compiled ones for each of
+  PYTHONS (plugins/krew/launcher.py is its entry; CPython 3.11-3.13 on linux/amd64), and LICENSE;
+- the krew manifest rehash.yaml, written from plugins/krew/rehash.yaml with each platform's uri (the release
+  download URL, URI_TEMPLATE) and the sha256 of the archive just built;
+- SHA256SUMS over all of them, in `sha256sum -c` format.
+
+The one step that needs the network (or pip's cache): the locked wheels of the compiled dependencies for the
+other Python versions of PYTHONS (`pip download --require-hashes`).
+
+Why a stamp: the build takes seconds, and tests/test_dist.py runs it in `make test`. dist/.stamp holds a
+digest of every input (the tracked files' contents, the helm binary, this interpreter); when it matches, the
+script returns at once. Timestamps inside the zipapp and the archive come from SOURCE_DATE_EPOCH (default:
+the last commit's time), so the plugin archive's bytes depend on its inputs alone.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.metadata
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+DIST = Path(os.environ.get("KUBE_REHASH_DIST") or ROOT / "dist")
+"""Where the artefacts go: dist/, or $KUBE_REHASH_DIST (tests/test_dist.py builds a second copy there)."""
+KREW = ROOT / "plugins" / "krew"
+URI_TEMPLATE = "https://github.com/kube-rehash/kube-rehash/releases/download/{tag}/{archive}"
+"""Where the release workflow uploads the plugin archive (docs/release.md): the manifest's uri."""
+PLATFORM = "linux-amd64"
+PYTHONS = ("3.11", "3.12", "3.13")
+"""The CPython versions the plugin runs on: this interpreter's compiled modules (3.11, the lock's) plus, for
+each other one, those of the same locked versions, downloaded by pip (hash-checked against the lock)."""
+MANYLINUX = ("manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_5_x86_64")
+LEFT_OUT = {"kubernetes"}
+"""Runtime requirements the plugin leaves out: the `kubernetes` package serves only the legacy kubeconfig
+auth-provider (reconcile/kube/auth_provider.py) and is three quarters of the installed size."""
+HELM_ENV_PREFIX = "HELM_"
+
+
+def version() -> str:
+    match = re.search(r'__version__ = "([^"]+)"', (ROOT / "reconcile" / "__init__.py").read_text())
+    assert match, "reconcile/__init__.py has no __version__"
+    return match.group(1)
+
+
+def helm_binary() -> Path:
+    gomod = (ROOT / "tools" / "helm" / "go.mod").read_text(encoding="utf-8")
+    match = re.search(r"^\s*(?:require\s+)?helm\.sh/helm/v4\s+(v\S+)", gomod, re.MULTILINE)
+    assert match, "tools/helm/go.mod does not require helm.sh/helm/v4"
+    return Path(os.environ.get("HELM_CACHE", ROOT / ".cache" / "helm")) / match.group(1) / "helm"
+
+
+def tracked_files() -> list[str]:
+    argv = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    out = subprocess.run(argv, cwd=ROOT, capture_output=True, check=True).stdout
+    return sorted(name for name in out.decode().split("\0") if name and (ROOT / name).is_file())
+
+
+def input_stamp(helm: Path) -> str:
+    digest = hashlib.sha256()
+    for name in [*tracked_files(), "scripts/build-dist.py", "plugins/krew/launcher.py"]:
+        digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
+    digest.update(helm.read_bytes() if helm.exists() else b"no helm")
+    # The time stamped into the archives too: it moves with every commit (source_date_epoch).
+    digest.update(f"{sys.version} {source_date_epoch()}".encode())
+    return digest.hexdigest()
+
+
+def source_date_epoch() -> int:
+    if "SOURCE_DATE_EPOCH" in os.environ:
+        return int(os.environ["SOURCE_DATE_EPOCH"])
+    out = subprocess.run(
+        ["git", "log", "-1", "--format=%ct"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    return int(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else 315532800
+
+
+def build_python(epoch: int) -> None:
+    """Wheel and sdist through setuptools' PEP 517 backend, without isolation (the locked setuptools)."""
+    # The backend rewrites sys.argv: the directory is read once, first.
+    code = "import setuptools.build_meta as b, sys; d = sys.argv[1]; b.build_sdist(d); b.build_wheel(d)"
+    env = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch)}
+    subprocess.run(
+        [sys.executable, "-c", code, str(DIST)], cwd=ROOT, env=env, check=True, capture_output=True
+    )
+
+
+def normalize_sdist(sdist: Path, epoch: int) -> None:
+    """Rewrite the sdist with fixed times and owners, entries in name order (setuptools keeps the files'
+    modification times and the gzip header's time, so two builds of the same tree would differ)."""
+    raw = io.BytesIO()
+    with tarfile.open(sdist) as source, tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for info in sorted(source.getmembers(), key=lambda m: m.name):
+            data = source.extractfile(info) if info.isfile() else None
+            info.mtime, info.uid, info.gid, info.uname, info.gname = epoch, 0, 0, "", ""
+            info.pax_headers = {}
+            tar.addfile(info, data)
+    with sdist.open("wb") as handle, gzip.GzipFile(filename="", mode="wb", fileobj=handle, mtime=0) as gz:
+        gz.write(raw.getvalue())
+
+
+def build_chart(helm: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(HELM_ENV_PREFIX) and k != "KUBECONFIG"}
+    home = ROOT / ".cache" / "helm" / "home"
+    env.update(
+        HELM_CONFIG_HOME=str(home / "config"),
+        HELM_CACHE_HOME=str(home / "cache"),
+        HELM_DATA_HOME=str(home / "data"),
+    )
+    chart = ROOT / "charts" / "kube-rehash"
+    subprocess.run(
+        [str(helm), "package", str(chart), "--destination", str(DIST)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def runtime_distributions() -> list[importlib.metadata.Distribution]:
+    """kube-rehash's runtime requirements but LEFT_OUT, with theirs, as installed here (the locked set)."""
+    from packaging.requirements import Requirement
+
+    seen: dict[str, importlib.metadata.Distribution] = {}
+    todo = [Requirement(r) for r in importlib.metadata.requires("kube-rehash") or []]
+    while todo:
+        req = todo.pop()
+        name = req.name.lower().replace("_", "-")
+        if name in LEFT_OUT or name in seen or (req.marker and not req.marker.evaluate({"extra": ""})):
+            continue
+        dist = importlib.metadata.distribution(name)
+        seen[name] = dist
+        todo.extend(Requirement(r) for r in dist.requires or [])
+    return [seen[name] for name in sorted(seen)]
+
+
+def stage_site(site: Path, wheel: Path, downloads: Path) -> None:
+    """The wheel's files and the runtime distributions' installed files (no bytecode, no scripts), plus the
+    compiled modules of the other PYTHONS (Python picks the file whose ABI tag is its own)."""
+    with zipfile.ZipFile(wheel) as zipped:
+        zipped.extractall(site)  # noqa: S202 (the wheel this script has just built)
+    compiled = []
+    for dist in runtime_distributions():
+        base = Path(str(dist.locate_file("")))
+        for file in dist.files or []:
+            rel = Path(str(file))
+            if rel.parts[0] == ".." or "__pycache__" in rel.parts or rel.suffix == ".pyc":
+                continue
+            target = site / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(base / rel, target)
+        if any(str(f).endswith(".so") for f in dist.files or []):
+            compiled.append(dist.metadata["Name"])
+    for python in PYTHONS:
+        if python != f"{sys.version_info[0]}.{sys.version_info[1]}":
+            for wheel_file in download_compiled(compiled, python, downloads):
+                with zipfile.ZipFile(wheel_file) as zipped:
+                    for name in zipped.namelist():
+                        if name.endswith(".so"):
+                            zipped.extract(name, site)
+
+
+def locked_pins(names: list[str]) -> str:
+    """The lines of requirements/runtime.txt that pin `names`, with every hash (a requirements file)."""
+    wanted = {n.lower().replace("_", "-") for n in names}
+    out, keep = [], False
+    for line in (ROOT / "requirements" / "runtime.txt").read_text(encoding="utf-8").splitlines():
+        if re.match(r"[A-Za-z0-9]", line):
+            keep = line.split("==")[0].lower() in wanted
+        elif not line.startswith(" "):
+            keep = False
+        if keep:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def download_compiled(names: list[str], python: str, downloads: Path) -> list[Path]:
+    """The linux/amd64 CPython `python` wheels of `names`, at their locked versions and hashes (pip)."""
+    target = downloads / python
+    target.mkdir(parents=True, exist_ok=True)
+    pins = downloads / "compiled.txt"
+    pins.write_text(locked_pins(names), encoding="utf-8")
+    abi = "cp" + python.replace(".", "")
+    argv = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
+    argv += ["--only-binary=:all:", "--require-hashes", "--python-version", python, "--implementation", "cp"]
+    argv += ["--abi", abi, *(f"--platform={tag}" for tag in MANYLINUX), "-r", str(pins), "-d", str(target)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(
+            f"build-dist: pip download of {', '.join(names)} for CPython {python} failed:\n{done.stderr}"
+        )
+    wheels = sorted(target.glob("*.whl"))
+    assert len(wheels) == len(names), f"CPython {python}: {[w.name for w in wheels]} for {names}"
+    return wheels
+
+
+def zip_entry(name: str, epoch: int, mode: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=time.gmtime(max(epoch, 315532800))[:6])
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = (0o100000 | mode) << 16
+    return info
+
+
+def build_zipapp(out: Path, site: Path, epoch: int) -> None:
+    """`#!/usr/bin/env python3` + a zip of __main__.py (the launcher) and site/, entries in name order."""
+    files = sorted(p for p in site.rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(site)).encode() + b"\0" + path.read_bytes())
+    launcher = (KREW / "launcher.py").read_text(encoding="utf-8")
+    launcher = launcher.replace("@BUILD_ID@", digest.hexdigest()[:16]).replace("@PYTHONS@", " ".join(PYTHONS))
+    with out.open("wb") as handle:
+        handle.write(b"#!/usr/bin/env python3\n")
+        with zipfile.ZipFile(handle, "w") as zipped:
+            zipped.writestr(zip_entry("__main__.py", epoch, 0o644), launcher)
+            for path in files:
+                zipped.writestr(zip_entry(f"site/{path.relative_to(site)}", epoch, 0o644), path.read_bytes())
+    out.chmod(0o755)
+
+
+def build_archive(out: Path, members: dict[str, tuple[Path, int]], epoch: int) -> None:
+    """A tar.gz with fixed owners, modes and times (gzip header without name or time)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, (path, mode) in sorted(members.items()):
+            info = tarfile.TarInfo(name)
+            data = path.read_bytes()
+            info.size, info.mode, info.mtime = len(data), mode, epoch
+            tar.addfile(info, io.BytesIO(data))
+    with out.open("wb") as handle, gzip.GzipFile(filename="", mode="wb", fileobj=handle, mtime=0) as gz:
+        gz.write(raw.getvalue())
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class BlockDumper(yaml.SafeDumper):
+    """Multi-line strings as literal blocks (`|`), as in the template."""
+
+
+BlockDumper.add_representer(
+    str,
+    lambda dumper, text: dumper.represent_scalar(
+        "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None
+    ),
+)
+
+
+def write_manifest(archive: Path, tag: str) -> Path:
+    """plugins/krew/rehash.yaml with the platform's uri and the archive's sha256 filled in."""
+    manifest = yaml.safe_load((KREW / "rehash.yaml").read_text(encoding="utf-8"))
+    manifest["spec"]["version"] = tag
+    for platform in manifest["spec"]["platforms"]:
+        platform["uri"] = URI_TEMPLATE.format(tag=tag, archive=archive.name)
+        platform["sha256"] = sha256_of(archive)
+    out = DIST / "rehash.yaml"
+    header = f"# krew manifest of kube-rehash {tag}, written by scripts/build-dist.py (make dist).\n"
+    text = yaml.dump(manifest, Dumper=BlockDumper, sort_keys=False, width=200)
+    out.write_text(header + text, encoding="utf-8")
+    return out
+
+
+def build() -> None:
+    helm = helm_binary()
+    if not helm.exists():
+        raise SystemExit(f"build-dist: helm not built ({helm}): run `make helm`")
+    stamp = input_stamp(helm)
+    if (DIST / ".stamp").is_file() and (DIST / ".stamp").read_text() == stamp:
+        print("dist: up to date")
+        return
+    epoch, tag = source_date_epoch(), f"v{version()}"
+    shutil.rmtree(DIST, ignore_errors=True)
+    DIST.mkdir()
+    start = time.monotonic()
+    build_python(epoch)
+    build_chart(helm)
+    normalize_sdist(next(DIST.glob("kube_rehash-*.tar.gz")), epoch)
+    wheel = next(DIST.glob("kube_rehash-*.whl"))
+    with tempfile.TemporaryDirectory() as tmp:
+        stage_site(Path(tmp) / "site", wheel, Path(tmp) / "downloads")
+        zipapp = Path(tmp) / "kubectl-rehash"
+        build_zipapp(zipapp, Path(tmp) / "site", epoch)
+        archive = DIST / f"kubectl-rehash-{tag}-{PLATFORM}.tar.gz"
+        build_archive(
+            archive, {"kubectl-rehash": (zipapp, 0o755), "LICENSE": (ROOT / "LICENSE", 0o644)}, epoch
+        )
+    write_manifest(archive, tag)
+    artefacts = sorted(p for p in DIST.iterdir() if p.is_file() and not p.name.startswith("."))
+    sums = "".join(f"{sha256_of(p)}  {p.name}\n" for p in artefacts)
+    (DIST / "SHA256SUMS").write_text(sums, encoding="utf-8")
+    (DIST / ".stamp").write_text(stamp)
+    print(f"dist: {len(artefacts)} artefacts and SHA256SUMS in {time.monotonic() - start:.1f} s")
+    for path in artefacts:
+        print(f"  {path.name} ({path.stat().st_size / 1e6:.1f} MB)")
+
+
+if __name__ == "__main__":
+    build()
