@@ -24,13 +24,11 @@ from typing import Any
 
 from reconcile.model.bookkeeping import SourceRecord
 from reconcile.model.hashing import WHOLE, encode_text, seal
+from reconcile.model.kinds import BUILTIN_KINDS, Kind
 from reconcile.model.references import MOUNT_KIND
 
 KIND = MOUNT_KIND
 _DOMAIN = b"kube-rehash/csi-versions/v1\x00"
-_HASH_LABELS = {
-    "ReplicaSet": (("pod-template-hash", "Deployment"), ("rollouts-pod-template-hash", "Rollout"))
-}
 
 
 @dataclass(frozen=True)
@@ -78,23 +76,23 @@ def read_status(item: Mapping[str, Any]) -> MountStatus | None:
     return MountStatus(pod, spc, status.get("mounted") is True, pairs, _text(metadata.get("resourceVersion")))
 
 
-def pod_owner(item: Mapping[str, Any]) -> tuple[str, str] | None:
-    """The workload a pod belongs to, from its controlling ownerReference (None: not one we know)."""
+def pod_owner(item: Mapping[str, Any], kinds: Iterable[Kind] = BUILTIN_KINDS) -> tuple[str, str] | None:
+    """The workload (kind, name) a pod belongs to, from its controlling ownerReference and how each kind's
+    pods point at it (`Kind.pods`); None: not one we know."""
     metadata = item.get("metadata")
     if not isinstance(metadata, Mapping):
         return None
     owners = metadata.get("ownerReferences")
-    labels = metadata.get("labels") if isinstance(metadata.get("labels"), Mapping) else {}
+    labels = metadata.get("labels")
+    labels = labels if isinstance(labels, Mapping) else {}
     for ref in owners if isinstance(owners, list) else []:
         if not isinstance(ref, Mapping) or ref.get("controller") is not True:
             continue
-        kind, name = _text(ref.get("kind")), _text(ref.get("name"))
-        if kind in ("StatefulSet", "DaemonSet"):
-            return kind, name
-        for label, workload in _HASH_LABELS.get(kind, ()):
-            suffix = _text(labels.get(label)) if isinstance(labels, Mapping) else ""
-            if suffix and name.endswith(f"-{suffix}"):
-                return workload, name[: -len(suffix) - 1]
+        owner_kind, owner_name = _text(ref.get("kind")), _text(ref.get("name"))
+        for kind in kinds:
+            name = kind.pods.workload_of(owner_kind, owner_name, labels) if kind.pods else None
+            if name:
+                return kind.kind, name
     return None
 
 

@@ -9,6 +9,7 @@ shipped for common custom resources, enabled by name.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -86,6 +87,26 @@ class Revisions(StrEnum):
 
 
 @dataclass(frozen=True)
+class PodOwnership:
+    """How a kind's pods name their workload in their controlling ownerReference: the workload itself
+    (`via` its own kind), or a ReplicaSet named `<workload>-<the pod's hash label>`."""
+
+    via: str
+    hash_label: str | None = None
+
+    def workload_of(self, owner_kind: str, owner_name: str, labels: Mapping[str, Any]) -> str | None:
+        """The workload's name, if a pod with this owner and these labels is one of its pods."""
+        if owner_kind != self.via:
+            return None
+        if self.hash_label is None:
+            return owner_name
+        suffix = labels.get(self.hash_label)
+        if isinstance(suffix, str) and suffix and owner_name.endswith(f"-{suffix}"):
+            return owner_name[: -len(suffix) - 1]
+        return None
+
+
+@dataclass(frozen=True)
 class Kind(Resource):
     """A target kind: a resource plus where its pod template (or a bare annotations map) lives.
 
@@ -109,6 +130,10 @@ class Kind(Resource):
     """How its controller records the templates it starts (None: pods are never proven newer)."""
     runs_jobs: bool = False
     """A change may create a Job from its template (`run-on-change`)."""
+    pods: PodOwnership | None = None
+    """How its pods point at it (None: its pods are not looked up)."""
+    max_unavailable: str | None = None
+    """Pointer to its rolling update's `maxUnavailable` (pods evicted a pass by `restart: evict`)."""
     workload_ref: str | None = None
     """Pointer to a reference to a Deployment whose pod template the object runs instead of its own (Argo
     Rollouts' `spec.workloadRef`): its references come from that template, its restart is `restart_at`."""
@@ -161,6 +186,8 @@ DEPLOYMENT = Kind(
     annotations_bump_generation=True,
     health=Health.DEPLOYMENT,
     revisions=Revisions.DEPLOYMENT,
+    pods=PodOwnership("ReplicaSet", "pod-template-hash"),
+    max_unavailable="/spec/strategy/rollingUpdate/maxUnavailable",
 )
 STATEFULSET = Kind(
     "apps",
@@ -170,6 +197,8 @@ STATEFULSET = Kind(
     update_strategy="/spec/updateStrategy/type",
     health=Health.STATEFULSET,
     revisions=Revisions.STATEFULSET,
+    pods=PodOwnership("StatefulSet"),
+    max_unavailable="/spec/updateStrategy/rollingUpdate/maxUnavailable",
 )
 DAEMONSET = Kind(
     "apps",
@@ -179,6 +208,8 @@ DAEMONSET = Kind(
     update_strategy="/spec/updateStrategy/type",
     health=Health.DAEMONSET,
     revisions=Revisions.DAEMONSET,
+    pods=PodOwnership("DaemonSet"),
+    max_unavailable="/spec/updateStrategy/rollingUpdate/maxUnavailable",
 )
 CRONJOB = Kind(
     "batch",
@@ -197,6 +228,7 @@ ROLLOUT = Kind(
     kind="Rollout",
     paused="/spec/paused",
     health=Health.ROLLOUT,
+    pods=PodOwnership("ReplicaSet", "rollouts-pod-template-hash"),
     workload_ref="/spec/workloadRef",
     restart_at="/spec/restartAt",
 )

@@ -354,10 +354,9 @@ def read_target(
 
 def max_unavailable_of(obj: Mapping[str, Any], kind: Kind) -> int | str | None:
     """The workload's rolling-update `maxUnavailable` (an integer or a percentage), where it has one."""
-    if kind.group != "apps":
+    if kind.max_unavailable is None:
         return None
-    strategy = "/spec/strategy" if kind.kind == "Deployment" else "/spec/updateStrategy"
-    value = resolve(obj, strategy + "/rollingUpdate/maxUnavailable")
+    value = resolve(obj, kind.max_unavailable)
     return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
 
 
