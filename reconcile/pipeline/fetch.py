@@ -196,11 +196,15 @@ class SourceReader:
         found: dict[str, dict[str, SourceMeta]] = {}
         for item in items:
             metadata = item.get("metadata") or {}
-            names = self._cluster_names.get((str(metadata.get("namespace", "")), kind), ())
+            namespace = str(metadata.get("namespace", ""))
+            # Every object counted (a namespace's size, for the read strategy, without a probe).
+            key = (namespace, kind)
+            self._counts[key] = (self._counts.get(key) or 0) + 1
+            names = self._cluster_names.get((namespace, kind), ())
             if metadata.get("name") in names:
                 meta = read_meta(kind, item, self.interesting)
                 if meta is not None:
-                    found.setdefault(str(metadata.get("namespace", "")), {})[meta.name] = meta
+                    found.setdefault(namespace, {})[meta.name] = meta
         return found
 
     def plan_kind(
@@ -227,8 +231,8 @@ class SourceReader:
         return "list" if choice.lists else "get"
 
     def _count(self, namespace: str, kind: str) -> int | None:
-        """Objects of a kind in the namespace: from this pass's list of it where there is one, else from a
-        `limit=1` metadata list (None: the server did not say, or the probe failed; the caller then lists,
+        """Objects of a kind in the namespace: from this pass's list of it, or its cluster-wide list, where
+        there is one, else from a `limit=1` metadata list (None: the server did not say, or the probe failed; the caller then lists,
         as it would without the probe)."""
         key = (namespace, kind)
         known = self._known_list(namespace, kind)

@@ -195,7 +195,14 @@ def test_discovery(sim: Simulator) -> None:
     assert call(sim, "GET", "/version").json()["major"] == "1"
     assert call(sim, "GET", "/api").json()["versions"] == ["v1"]
     groups = {g["name"] for g in call(sim, "GET", "/apis").json()["groups"]}
-    assert groups == {"apps", "batch", "argoproj.io", "secrets-store.csi.x-k8s.io", "policy"}
+    assert groups == {
+        "apps",
+        "batch",
+        "argoproj.io",
+        "apps.kruise.io",
+        "secrets-store.csi.x-k8s.io",
+        "policy",
+    }
     apps = call(sim, "GET", "/apis/apps/v1").json()
     short = {r["name"]: r.get("shortNames") for r in apps["resources"]}
     assert short == {
