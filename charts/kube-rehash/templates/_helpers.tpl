@@ -85,3 +85,4 @@ annotations:
   resources: [pods/eviction]
   verbs: [create]
 {{- end }}
+{{- end }}
