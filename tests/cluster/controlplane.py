@@ -71,6 +71,14 @@ kind: Policy
 # One event per request, when it completes (watches also log when they start).
 omitStages: [RequestReceived]
 rules:
+  # Patches of the workload kinds with their bodies (requestObject: the JSON patch), so a test can tell a
+  # patch that rolled (it sets the pod template's annotation) from one that only rewrote bookkeeping.
+  # Never Secrets or ConfigMaps: their values stay out of the log.
+  - level: Request
+    verbs: [patch]
+    resources:
+      - group: apps
+        resources: [deployments, statefulsets, daemonsets]
   - level: Metadata
 """
 
