@@ -3,7 +3,15 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit bench chaos clean lock debian-deps image config
+.PHONY: demo check quick test unit lint typecheck bench chaos clean lock debian-deps image config \
+	control-plane cluster helm
+
+# The tiers (docs/testing.md says which to run when, with their measured times):
+#   make check  before every commit: lint, types, import contracts, the unit and stage tests; builds nothing.
+#   make quick  every test that needs nothing built (check's tests plus those marked `slow`).
+#   make test   everything CI runs (.ci/run): builds the control plane, helm and the image first.
+# pytest-xdist workers for the tests that share no server (`auto`: one per CPU).
+TEST_WORKERS ?= auto
 
 # The setup is silent (pip --quiet, no echo): `make demo` prints only the walk-through.
 $(BIN)/python:
@@ -40,10 +48,23 @@ DEBIAN_TEST_PACKAGES := prometheus-pushgateway podman runc debootstrap
 debian-deps:
 	bash scripts/ensure-debian-packages.sh $(DEBIAN_TEST_PACKAGES)
 
+# `make test`'s tests, in two independent halves that both always run (make fails if either failed), each
+# printing its 25 slowest tests: those that share no server on $(TEST_WORKERS) xdist workers (CPU-bound, no
+# shared state), then those that need the real control plane or the image in one process (one control plane
+# for the session: one per worker would cost a core each, and the image tests share one podman store).
 unit: $(VENV)/.installed-test debian-deps
-	$(BIN)/python -m pytest -q -m "not chaos"
+	@status=0; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=25 -m "not chaos and not real and not image" || status=$$?; \
+	$(BIN)/python -m pytest -q --durations=25 -m "not chaos and (real or image)" || status=$$?; \
+	exit $$status
 
 test: lint typecheck unit
+
+# The fast tier: no cluster, no image, no helm, no Go, no Debian packages (a test that needs the Pushgateway
+# skips without it, or fails under CI=true); the tests marked `slow` (the longest, found with --durations) are
+# left to `make quick` and `make test`.
+check: lint typecheck
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not chaos and not real and not image and not helm and not slow"
 
 # Every file that lists settings, written from the one settings table (reconcile/config/fields.py): the config
 # schema, the shipped config files, the cronjob/ copies, the chart's config values and values schema.
@@ -53,7 +74,6 @@ config: $(VENV)/.installed-test
 
 # The real Kubernetes control plane tests/real runs against (versions pinned in tests/cluster/go.mod; needs Go).
 # Cached in .cache/control-plane/<version>/: a no-op when already built.
-.PHONY: control-plane cluster quick
 control-plane:
 	@bash scripts/build-control-plane.sh
 
@@ -61,7 +81,6 @@ unit: control-plane
 
 # The pinned helm the chart tests use (helm.sh/helm/v4, version in tools/helm/go.mod; needs Go).
 # Cached in .cache/helm/<version>/: a no-op when already built.
-.PHONY: helm
 helm:
 	@bash scripts/build-helm.sh
 
@@ -83,7 +102,7 @@ cluster: $(VENV)/.installed-test control-plane
 # tests/real, tests/conformance, the [real] half of tests/e2e) or the image (marker `image`): no Go build,
 # no control plane, no podman.
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not chaos and not real and not image and not helm"
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not chaos and not real and not image and not helm"
 
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json
