@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 
 .PHONY: demo check quick test unit lint typecheck bench chaos clean lock debian-deps image config \
-	control-plane cluster helm
+	control-plane cluster helm test-versions
 
 # The tiers (docs/testing.md says which to run when, with their measured times):
 #   make check  before every commit: lint, types, import contracts, the unit and stage tests; builds nothing.
@@ -72,10 +72,26 @@ check: lint typecheck
 config: $(VENV)/.installed-test
 	$(BIN)/python scripts/gen-config.py
 
-# The real Kubernetes control plane tests/real runs against (versions pinned in tests/cluster/go.mod; needs Go).
-# Cached in .cache/control-plane/<version>/: a no-op when already built.
+# The real Kubernetes control plane tests/real runs against (needs Go). KUBE_VERSION=1.34 picks a supported
+# minor of tests/cluster/versions.txt (pinned release and etcd; default the newest) for control-plane,
+# cluster and the tests. Cached in .cache/control-plane/<version>/, one per version: a no-op when built.
+KUBE_VERSION ?=
+export KUBE_VERSION
+SUPPORTED_MINORS := $(shell awk '!/^\#/ && NF {print $$1}' tests/cluster/versions.txt)
 control-plane:
 	@bash scripts/build-control-plane.sh
+
+# The core real-server suites (end-to-end [real], conformance, RBAC, rollouts, fresh pods, rollout health) on
+# every supported minor, oldest first, each on its own control plane (built when missing: ~5 min each cold).
+CORE_REAL_SUITES := tests/e2e tests/conformance tests/real/test_rbac.py tests/real/test_rollouts.py \
+	tests/real/test_fresh_pods.py tests/real/test_rollout_health.py
+test-versions: $(VENV)/.installed-test
+	@for minor in $(SUPPORTED_MINORS); do \
+		echo "== Kubernetes $$minor"; \
+		KUBE_VERSION=$$minor bash scripts/build-control-plane.sh || exit 1; \
+		KUBE_VERSION=$$minor CI=true $(BIN)/python -m pytest -q --durations=10 -m "real and not chaos" \
+			$(CORE_REAL_SUITES) || exit 1; \
+	done
 
 unit: control-plane
 
