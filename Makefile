@@ -54,7 +54,7 @@ debian-deps:
 # for the session: one per worker would cost a core each, and the image tests share one podman store).
 unit: $(VENV)/.installed-test debian-deps
 	@status=0; \
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=25 -m "not chaos and not real and not image" || status=$$?; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25 -m "not chaos and not real and not image" || status=$$?; \
 	$(BIN)/python -m pytest -q --durations=25 -m "not chaos and (real or image)" || status=$$?; \
 	exit $$status
 
@@ -118,7 +118,7 @@ cluster: $(VENV)/.installed-test control-plane
 # tests/real, tests/conformance, the [real] half of tests/e2e) or the image (marker `image`): no Go build,
 # no control plane, no podman.
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not chaos and not real and not image and not helm"
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope -m "not chaos and not real and not image and not helm"
 
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json
