@@ -114,9 +114,9 @@ unit: image
 cluster: $(VENV)/.installed-test control-plane
 	@$(BIN)/python -m tests.cluster
 
-# Fast inner loop: the tests `unit` runs, without those that need the real control plane (marker `real`:
-# tests/real, tests/conformance, the [real] half of tests/e2e) or the image (marker `image`): no Go build,
-# no control plane, no podman.
+# Every test that needs nothing built: the tests `unit` runs, without those that need the real control plane
+# (marker `real`: tests/real, tests/conformance, the [real] half of tests/e2e), the image (`image`) or helm
+# (`helm`): no Go build, no control plane, no podman. Unlike `check`, it runs the `slow` tests too.
 quick: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope -m "not chaos and not real and not image and not helm"
 
