@@ -3,7 +3,15 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit bench chaos clean lock debian-deps image config
+.PHONY: demo check quick test unit lint typecheck bench chaos clean lock debian-deps image config \
+	control-plane cluster helm test-versions
+
+# The tiers (docs/testing.md says which to run when, with their measured times):
+#   make check  before every commit: lint, types, import contracts, the unit and stage tests; builds nothing.
+#   make quick  every test that needs nothing built (check's tests plus those marked `slow`).
+#   make test   everything CI runs (.ci/run): builds the control plane, helm and the image first.
+# pytest-xdist workers for the tests that share no server (`auto`: one per CPU).
+TEST_WORKERS ?= auto
 
 # The setup is silent (pip --quiet, no echo): `make demo` prints only the walk-through.
 $(BIN)/python:
@@ -40,10 +48,23 @@ DEBIAN_TEST_PACKAGES := prometheus-pushgateway podman runc debootstrap
 debian-deps:
 	bash scripts/ensure-debian-packages.sh $(DEBIAN_TEST_PACKAGES)
 
+# `make test`'s tests, in two independent halves that both always run (make fails if either failed), each
+# printing its 25 slowest tests: those that share no server on $(TEST_WORKERS) xdist workers (CPU-bound, no
+# shared state), then those that need the real control plane or the image in one process (one control plane
+# for the session: one per worker would cost a core each, and the image tests share one podman store).
 unit: $(VENV)/.installed-test debian-deps
-	$(BIN)/python -m pytest -q -m "not chaos"
+	@status=0; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25 -m "not chaos and not real and not image" || status=$$?; \
+	$(BIN)/python -m pytest -q --durations=25 -m "not chaos and (real or image)" || status=$$?; \
+	exit $$status
 
 test: lint typecheck unit
+
+# The fast tier: no cluster, no image, no helm or promtool, no Go, no Debian packages (a test that needs the Pushgateway
+# skips without it, or fails under CI=true); the tests marked `slow` (the longest, found with --durations) are
+# left to `make quick` and `make test`.
+check: lint typecheck
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not chaos and not real and not image and not helm and not promtool and not slow"
 
 # Every file that lists settings, written from the one settings table (reconcile/config/fields.py): the config
 # schema, the shipped config files, the cronjob/ copies, the chart's config values and values schema.
@@ -51,17 +72,31 @@ test: lint typecheck unit
 config: $(VENV)/.installed-test
 	$(BIN)/python scripts/gen-config.py
 
-# The real Kubernetes control plane tests/real runs against (versions pinned in tests/cluster/go.mod; needs Go).
-# Cached in .cache/control-plane/<version>/: a no-op when already built.
-.PHONY: control-plane cluster quick
+# The real Kubernetes control plane tests/real runs against (needs Go). KUBE_VERSION=1.34 picks a supported
+# minor of tests/cluster/versions.txt (pinned release and etcd; default the newest) for control-plane,
+# cluster and the tests. Cached in .cache/control-plane/<version>/, one per version: a no-op when built.
+KUBE_VERSION ?=
+export KUBE_VERSION
+SUPPORTED_MINORS := $(shell awk '!/^\#/ && NF {print $$1}' tests/cluster/versions.txt)
 control-plane:
 	@bash scripts/build-control-plane.sh
+
+# The core real-server suites (end-to-end [real], conformance, RBAC, rollouts, fresh pods, rollout health) on
+# every supported minor, oldest first, each on its own control plane (built when missing: ~5 min each cold).
+CORE_REAL_SUITES := tests/e2e tests/conformance tests/real/test_rbac.py tests/real/test_rollouts.py \
+	tests/real/test_fresh_pods.py tests/real/test_rollout_health.py
+test-versions: $(VENV)/.installed-test
+	@for minor in $(SUPPORTED_MINORS); do \
+		echo "== Kubernetes $$minor"; \
+		KUBE_VERSION=$$minor bash scripts/build-control-plane.sh || exit 1; \
+		KUBE_VERSION=$$minor CI=true $(BIN)/python -m pytest -q --durations=10 -m "real and not chaos" \
+			$(CORE_REAL_SUITES) || exit 1; \
+	done
 
 unit: control-plane
 
 # The pinned helm the chart tests use (helm.sh/helm/v4, version in tools/helm/go.mod; needs Go).
 # Cached in .cache/helm/<version>/: a no-op when already built.
-.PHONY: helm
 helm:
 	@bash scripts/build-helm.sh
 
@@ -118,11 +153,11 @@ unit: image
 cluster: $(VENV)/.installed-test control-plane
 	@$(BIN)/python -m tests.cluster
 
-# Fast inner loop: the tests `unit` runs, without those that need the real control plane (marker `real`:
-# tests/real, tests/conformance, the [real] half of tests/e2e), the image (marker `image`), helm or promtool: no Go build,
-# no control plane, no podman.
+# Every test that needs nothing built: the tests `unit` runs, without those that need the real control plane
+# (marker `real`: tests/real, tests/conformance, the [real] half of tests/e2e), the image (`image`), helm (`helm`)
+# or promtool (`promtool`): no Go build, no control plane, no podman. Unlike `check`, it runs the `slow` tests too.
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not chaos and not real and not image and not helm and not promtool"
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope -m "not chaos and not real and not image and not helm and not promtool"
 
 # The full run of record: 1x, 2x, 4x, shards, 4x unrelated Secrets, and the committed chart.
 BENCH_ARGS ?= --scales 1,2,4 --shards 4 --unrelated-secrets 4 --real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json

@@ -3,7 +3,8 @@
 # kube-controller-manager and kube-scheduler from k8s.io/kubernetes, etcd from go.etcd.io/etcd/server/v3 and kwok,
 # all at the versions pinned by tests/cluster/go.mod and tests/cluster/kwok/go.mod (+ their go.sum).
 #
-# Output: $CONTROL_PLANE_CACHE/<kubernetes version>/ (default .cache/control-plane/, git-ignored). A stamp of the
+# Output: $CONTROL_PLANE_CACHE/<kubernetes version>/ (default .cache/control-plane/, git-ignored), one directory
+# per version, so every supported version (KUBE_VERSION, tests/cluster/versions.txt) stays cached. A stamp of the
 # inputs (go.mod/go.sum files, this script, the Go version) is kept beside the binaries: when it matches, nothing is
 # rebuilt and this script returns at once, so a warm `make test` costs nothing here.
 #
@@ -11,8 +12,21 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-MOD="$ROOT/tests/cluster"
-KWOK_MOD="$MOD/kwok"
+KWOK_MOD="$ROOT/tests/cluster/kwok"
+# KUBE_VERSION (a minor, e.g. 1.34; default the newest) picks a row of tests/cluster/versions.txt: its module
+# directory holds the go.mod that pins that release.
+VERSIONS="$ROOT/tests/cluster/versions.txt"
+if [[ -n ${KUBE_VERSION:-} ]]; then
+    ROW=$(awk -v minor="$KUBE_VERSION" '!/^#/ && $1 == minor' "$VERSIONS")
+else
+    ROW=$(awk '!/^#/ && NF' "$VERSIONS" | tail -n1)
+fi
+if [[ -z $ROW ]]; then
+    echo "build-control-plane: KUBE_VERSION=$KUBE_VERSION is not supported; the minors of $VERSIONS are:" \
+        "$(awk '!/^#/ && NF {print $1}' "$VERSIONS" | xargs)" >&2
+    exit 1
+fi
+MOD="$ROOT/tests/cluster/$(awk '{print $4}' <<<"$ROW")"
 
 if ! command -v go >/dev/null 2>&1; then
     echo "build-control-plane: the 'go' tool is required (https://go.dev/dl/)" >&2
@@ -30,6 +44,10 @@ if [[ ! $K8S_VERSION =~ ^v1\.([0-9]+)\.[0-9]+$ ]]; then
     exit 1
 fi
 K8S_MINOR=${BASH_REMATCH[1]}
+if [[ $(awk '{print $2, $3}' <<<"$ROW") != "$K8S_VERSION $ETCD_VERSION" ]]; then
+    echo "build-control-plane: $MOD/go.mod pins $K8S_VERSION (etcd $ETCD_VERSION), $VERSIONS says: $ROW" >&2
+    exit 1
+fi
 
 CACHE_ROOT=${CONTROL_PLANE_CACHE:-$ROOT/.cache/control-plane}
 OUT="$CACHE_ROOT/$K8S_VERSION"

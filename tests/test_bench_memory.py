@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.generate import Shape
 from benchmarks.memory import PASSES, memory_scenario, memory_table
 
@@ -31,6 +33,7 @@ def test_the_10x_shape_is_the_issue_s_and_its_helm_releases_are_smaller() -> Non
     assert "15000 Helm releases of 5-30 KB" in ten.label()
 
 
+@pytest.mark.slow
 def test_memory_scenario_measures_every_pass_in_both_modes(tmp_path: Path) -> None:
     result = memory_scenario(
         TINY,

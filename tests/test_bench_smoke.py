@@ -86,6 +86,7 @@ def test_generator_is_deterministic_and_references_exist() -> None:
     assert len(grown.objects) > len(first.objects)
 
 
+@pytest.mark.slow
 def test_tiny_benchmark_structural_claims(tmp_path: Path) -> None:
     result = scenario(
         TINY,
@@ -205,6 +206,7 @@ def test_a_skewed_shape_keeps_its_share_of_workloads_and_sources_in_the_first_na
     assert sum(o["metadata"]["namespace"] == "ns-0000" for o in configmaps) == 18  # 75% of 24
 
 
+@pytest.mark.slow
 def test_shards_split_a_skewed_cluster_evenly_in_the_benchmark(tmp_path: Path) -> None:
     """Real processes: 75% of the opted-in workloads in one namespace, two shards of half each."""
     result = scenario(
@@ -228,6 +230,7 @@ def test_shards_split_a_skewed_cluster_evenly_in_the_benchmark(tmp_path: Path) -
     assert met["skewed (75% in one namespace): each shard's opted-in workloads within ±15% of 1/N"]
 
 
+@pytest.mark.slow
 def test_the_shipped_defaults_scenario_installs_in_one_pass_and_reads_only_changed_content(
     tmp_path: Path,
 ) -> None:

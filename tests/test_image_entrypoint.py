@@ -28,6 +28,9 @@ from tests.e2e.conftest import configmap, deployment, env_from
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 600
+# Building the wheel and installing the locked runtime set into a fresh venv takes a minute or more:
+# make check leaves this module to make quick and make test.
+pytestmark = pytest.mark.slow
 
 
 def dockerfile_json(instruction: str) -> list[str]:

@@ -17,12 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from reconcile.errors import RehashError
 from reconcile.output.metrics import MetricsPushError, push_metrics
 from reconcile.policy.decision import Deferral
+from tests.prerequisites import skip_or_fail
 
 PUSHGATEWAY = os.environ.get("KUBE_REHASH_TEST_PUSHGATEWAY", "/usr/bin/prometheus-pushgateway")
-pytestmark = pytest.mark.skipif(
-    shutil.which(PUSHGATEWAY) is None,
-    reason=f"{PUSHGATEWAY} is absent (Debian package prometheus-pushgateway; `make debian-deps` installs it)",
-)
 
 JOB = "kube-rehash"
 
@@ -35,6 +32,11 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Pushgateway on loopback; missing, it skips locally and fails under CI=true."""
+    if shutil.which(PUSHGATEWAY) is None:
+        skip_or_fail(
+            f"{PUSHGATEWAY} is absent (Debian package prometheus-pushgateway; `make debian-deps` installs it)"
+        )
     port = _free_port()
     workdir: Path = tmp_path_factory.mktemp("pushgateway")
     process = subprocess.Popen(

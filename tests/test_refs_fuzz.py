@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -157,6 +158,7 @@ def test_discover_arbitrary_json(
     assert isinstance(source_matches(annotations, found), bool)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(annotations=annotation_maps, pod_spec=pod_specs, config=discovery_settings, namespace=namespaces)
 def test_discover_shaped_input(
@@ -169,6 +171,7 @@ def test_discover_shaped_input(
     assert isinstance(source_matches(annotations, found), bool)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(pod_spec=pod_specs)
 def test_watch_equals_pod_spec_references(pod_spec: Any) -> None:

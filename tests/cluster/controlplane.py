@@ -39,9 +39,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from rehash_simulator import tls
+from tests.cluster.versions import selected_version
 
 REPO = Path(__file__).resolve().parents[2]
-GO_MOD = REPO / "tests" / "cluster" / "go.mod"
 CACHE = REPO / ".cache" / "control-plane"
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 KWOK_STAGES = "kwok-stages.yaml"
@@ -73,6 +73,14 @@ kind: Policy
 # One event per request, when it completes (watches also log when they start).
 omitStages: [RequestReceived]
 rules:
+  # Patches of the workload kinds with their bodies (requestObject: the JSON patch), so a test can tell a
+  # patch that rolled (it sets the pod template's annotation) from one that only rewrote bookkeeping.
+  # Never Secrets or ConfigMaps: their values stay out of the log.
+  - level: Request
+    verbs: [patch]
+    resources:
+      - group: apps
+        resources: [deployments, statefulsets, daemonsets]
   - level: Metadata
 """
 
@@ -85,10 +93,12 @@ class ControlPlaneError(RuntimeError):
 
 
 def pinned_version() -> str:
-    """The k8s.io/kubernetes release tests/cluster/go.mod pins (the cache directory's name)."""
-    match = re.search(r"^\s*k8s\.io/kubernetes\s+(v\S+)", GO_MOD.read_text(), re.M)
+    """The k8s.io/kubernetes release the selected version's go.mod pins (the cache directory's name): the
+    newest of tests/cluster/versions.txt (tests/cluster/go.mod), or the minor $KUBE_VERSION names."""
+    go_mod = selected_version().module / "go.mod"
+    match = re.search(r"^\s*k8s\.io/kubernetes\s+(v\S+)", go_mod.read_text(), re.M)
     if not match:
-        raise ControlPlaneError(f"{GO_MOD} does not pin k8s.io/kubernetes")
+        raise ControlPlaneError(f"{go_mod} does not pin k8s.io/kubernetes")
     return match[1]
 
 

@@ -73,18 +73,28 @@ def main() -> int:
     parser.add_argument(
         "--no-tidy", action="store_true", help="only rewrite go.mod, do not run `go mod tidy`"
     )
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=HERE,
+        help="the module directory to pin (default tests/cluster, the newest supported version; an "
+        "older one of tests/cluster/versions.txt lives in tests/cluster/k8s-<minor>)",
+    )
     args = parser.parse_args()
     block = render(args.version, upstream_go_mod(args.version))
-    text = GO_MOD.read_text()
+    go_mod = args.dir.resolve() / "go.mod"
+    if not go_mod.exists():  # a new version's module: the default's header and tools, its own pins
+        default = GO_MOD.read_text()
+        go_mod.parent.mkdir(parents=True, exist_ok=True)
+        go_mod.write_text(default[: default.find(BEGIN)] + BEGIN + "\n" + END + "\n")
+    text = go_mod.read_text()
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < 0:
-        raise SystemExit(f"{GO_MOD} lacks the {BEGIN!r} ... {END!r} markers")
-    GO_MOD.write_text(text[:start] + block + text[end + len(END) :])
+        raise SystemExit(f"{go_mod} lacks the {BEGIN!r} ... {END!r} markers")
+    go_mod.write_text(text[:start] + block + text[end + len(END) :])
     if not args.no_tidy:
-        subprocess.run(["go", "mod", "tidy"], check=True, cwd=HERE)
-    print(
-        f"{GO_MOD.relative_to(HERE.parent.parent)} now pins k8s.io/kubernetes {args.version}", file=sys.stderr
-    )
+        subprocess.run(["go", "mod", "tidy"], check=True, cwd=go_mod.parent)
+    print(f"{go_mod} now pins k8s.io/kubernetes {args.version}", file=sys.stderr)
     return 0
 
 

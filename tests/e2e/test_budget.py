@@ -79,6 +79,7 @@ def check_pass(cluster: Backend, result: Result, wall: float) -> dict[str, Any]:
     return summary
 
 
+@pytest.mark.slow
 def test_a_first_install_too_big_for_one_pass_converges_pass_by_pass(
     cluster: Backend, env: dict[str, str]
 ) -> None:
@@ -97,6 +98,7 @@ def test_a_first_install_too_big_for_one_pass_converges_pass_by_pass(
     assert adopted == total
 
 
+@pytest.mark.slow
 def test_every_changed_workload_rolls_exactly_once_across_the_passes(
     cluster: Backend, env: dict[str, str]
 ) -> None:
@@ -120,6 +122,7 @@ def test_every_changed_workload_rolls_exactly_once_across_the_passes(
     assert set(rolled) == changed and set(rolled.values()) == {1}
 
 
+@pytest.mark.slow
 def test_a_steady_pass_too_big_for_its_budget_still_visits_every_namespace(
     cluster: Backend, env: dict[str, str]
 ) -> None:

@@ -47,6 +47,7 @@ def configmap_gets(cluster: Backend) -> list[str]:
     return [e.path for e in cluster.sim.log.entries(method="GET") if e.path.startswith(COLLECTION + "/")]
 
 
+@pytest.mark.slow
 def test_first_sight_in_a_large_namespace_reads_content_by_name_not_a_list_per_batch(
     cluster: Backend,
 ) -> None:
@@ -80,6 +81,7 @@ def test_first_sight_in_a_large_namespace_reads_content_by_name_not_a_list_per_b
     ]
 
 
+@pytest.mark.slow
 def test_first_sight_at_the_shipped_rate_lists_content_where_that_saves_the_budget_requests(
     cluster: Backend,
 ) -> None:
@@ -101,6 +103,7 @@ def test_first_sight_at_the_shipped_rate_lists_content_where_that_saves_the_budg
     assert result.report["configs_fetched"] == WORKLOADS
 
 
+@pytest.mark.slow
 def test_a_steady_pass_lists_a_large_namespace_once_for_all_its_batches(cluster: Backend) -> None:
     seed(cluster)
     assert set(cluster.run("-n", NS).actions().values()) == {"adopt"}
@@ -116,6 +119,7 @@ def test_a_steady_pass_lists_a_large_namespace_once_for_all_its_batches(cluster:
         assert configmap_gets(cluster) == [] and cluster.writes() == []
 
 
+@pytest.mark.slow
 def test_a_change_in_a_large_namespace_downloads_only_the_changed_source(cluster: Backend) -> None:
     seed(cluster)
     cluster.run("-n", NS)

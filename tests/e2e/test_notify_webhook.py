@@ -146,6 +146,7 @@ def test_one_delivery_per_change_none_for_steady_passes_and_never_a_restart(
         assert replicasets(cluster) == sets
 
 
+@pytest.mark.slow
 def test_after_a_500_the_pass_exits_1_records_nothing_and_the_next_pass_delivers(
     cluster: Backend, receiver: Receiver
 ) -> None:
@@ -217,6 +218,7 @@ def test_no_secret_content_and_no_url_in_the_body_the_events_the_report_or_the_l
     assert "webhook: 1 change(s) delivered" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_failing_webhook_url_never_appears_in_the_error(cluster: Backend, receiver: Receiver) -> None:
     seed(cluster, NOTIFY)
     receiver.close()  # nothing listens there any more: connection refused

@@ -88,6 +88,7 @@ def test_a_rollout_is_one_json_patch(cluster: Backend) -> None:
     assert patch.content_type == "application/json-patch+json"
 
 
+@pytest.mark.slow
 def test_a_steady_pass_after_a_rollout_sends_no_writes_and_no_content_reads(cluster: Backend) -> None:
     cluster.add(configmap("app", {"a": "1"}), secret("db", {"pw": "x"}))
     cluster.add(deployment("web", env_from("configmap", "app")), deployment("api", env_from("secret", "db")))

@@ -76,6 +76,7 @@ def rotate_and_roll(cluster: Backend, namespaces: dict[str, int], *args: str) ->
     return passes
 
 
+@pytest.mark.slow
 def test_a_shared_secret_rotated_under_120_deployments_rolls_some_in_every_pass(cluster: Backend) -> None:
     rotate_and_roll(cluster, {"mass": 120}, "-n", "mass")
     if cluster.name == "real":
@@ -87,6 +88,7 @@ def test_a_shared_secret_rotated_under_120_deployments_rolls_some_in_every_pass(
         assert set(owners.values()) == {2}, "each Deployment: its first ReplicaSet and exactly one new one"
 
 
+@pytest.mark.slow
 @pytest.mark.sim_only("rollouts that never finish: the simulator runs no controller")
 def test_rollouts_that_never_finish_do_not_starve_pending_ones(cluster: Backend) -> None:
     """240 Deployments in 6 namespaces whose rollouts stay `progressing` forever: their health checks

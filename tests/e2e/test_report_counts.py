@@ -44,6 +44,7 @@ def test_a_forbidden_list_in_one_namespace_is_one_failed_row_counted_in_the_summ
     assert report["summary"]["failed"] == 1 and report["summary"]["adopt"] == 1
 
 
+@pytest.mark.slow
 def test_a_list_that_keeps_failing_is_counted_once_as_a_failed_scope(cluster: Backend) -> None:
     cluster.add(configmap("app", {"k": "v"}), deployment("web", env_from("configmap", "app")))
     cluster.sim.faults.respond(500, method="GET", path=r"/statefulsets$")

@@ -44,6 +44,7 @@ def same_decisions(cluster: Backend) -> list[tuple[Any, ...]]:
     return rows(held)
 
 
+@pytest.mark.slow
 def test_a_streamed_pass_decides_what_a_held_pass_decides_from_first_install_to_changes(
     cluster: Backend,
 ) -> None:
@@ -69,6 +70,7 @@ def test_a_streamed_pass_decides_what_a_held_pass_decides_from_first_install_to_
     assert {r[3] for r in same_decisions(cluster)} == {"in-sync"}
 
 
+@pytest.mark.slow
 def test_a_streamed_pass_lists_each_workload_kind_twice_and_each_source_kind_once(cluster: Backend) -> None:
     seed(cluster)
     cluster.run(env=STREAM)
@@ -94,6 +96,7 @@ def walk_page(n: int) -> int:
     return 11 + n
 
 
+@pytest.mark.slow
 def test_an_expired_token_in_the_walk_resumes_after_the_last_object_taken(cluster: Backend) -> None:
     seed(cluster)
     config = cluster.config(SMALL_PAGES)

@@ -111,6 +111,7 @@ def test_the_config_default_holds_workloads_without_the_annotation_and_the_annot
     assert row(result, "web")["reason"].startswith("outside restart window; opens ")
 
 
+@pytest.mark.slow
 def test_a_held_back_change_rolls_once_when_the_window_opens_even_after_several_changes(
     cluster: Backend,
 ) -> None:
@@ -211,6 +212,7 @@ def test_a_rollout_records_generation_time_and_changed_names_in_the_same_patch(c
     assert "2" not in json.dumps(recorded["c"])  # names only, never values
 
 
+@pytest.mark.slow
 @pytest.mark.sim_only("a status set by hand: the simulator runs no controller")
 def test_a_stalled_rollout_is_reported_with_one_event_across_passes_and_fails_only_on_request(
     cluster: Backend,

@@ -34,6 +34,7 @@ from tests.cluster.controlplane import (
     free_port,
     missing_binaries,
 )
+from tests.prerequisites import skip_or_fail
 from tests.real.conftest import (
     CLI,
     HASH,
@@ -59,9 +60,7 @@ def control() -> Iterator[ControlPlane]:
     """A control plane of this module's own whose kwok reads Stage objects (overrides the session's)."""
     if missing := missing_binaries():
         message = f"real control plane not built ({', '.join(missing)} missing in {binary_dir()})"
-        if os.environ.get("CI", "").lower() == "true" or os.environ.get("KUBE_REHASH_REAL") == "1":
-            pytest.fail(message + " (required: CI=true or KUBE_REHASH_REAL=1)", pytrace=False)
-        pytest.skip(message)
+        skip_or_fail(message + ": run `make control-plane`")
     with control_plane(kwok_stage_crds=True) as cp:
         yield cp
 

@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 import yaml
 
 from rehash_simulator import Simulator
@@ -116,6 +117,7 @@ def assert_exit_4_one_line(result: Any, cluster: Cluster, needle: str) -> None:
     assert cluster.writes() == []
 
 
+@pytest.mark.slow
 def test_an_unreachable_api_is_one_line_exit_4_and_nothing_written(cluster: Cluster) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -247,6 +249,7 @@ def test_sigterm_mid_pass_finishes_in_flight_patches_starts_none_and_prints_the_
         assert template_hash_changes(cluster.sim, "deployments", "shop", n) == 1
 
 
+@pytest.mark.slow
 def test_a_spent_budget_ends_the_pass_in_time_with_its_progress_written_and_exit_0(cluster: Cluster) -> None:
     # 12 rounds of 4 concurrent 1 s patches (12 s of work) against a 10 s budget: writes start until
     # the end of the budget, the in-flight ones finish, and the pass is over within the budget + 5 s.

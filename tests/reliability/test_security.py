@@ -39,6 +39,7 @@ def forbidden_strings() -> list[str]:
     return [*values, *(base64.b64encode(v.encode()).decode() for v in values), "Authorization", "Bearer "]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("log_format", ["text", "json"])
 def test_no_secret_value_token_or_error_body_appears_in_any_output_at_vvv(
     cluster: Cluster, log_format: str
