@@ -16,14 +16,9 @@ import pytest
 from tests.e2e.conftest import Backend, deployment
 from tests.e2e.test_notify import NOTIFY, WEB, seed, uses_both
 from tests.e2e.test_notify_webhook import Receiver, configure, receiver
-from tests.test_metrics import PUSHGATEWAY, gateway, scrape
+from tests.test_metrics import gateway, scrape
 
 __all__ = ["gateway", "receiver"]  # fixtures
-
-pytestmark = pytest.mark.skipif(
-    not __import__("shutil").which(PUSHGATEWAY),
-    reason=f"{PUSHGATEWAY} is absent (Debian package prometheus-pushgateway; `make debian-deps` installs it)",
-)
 
 API = "Deployment/shop/api"
 PER_WORKLOAD = "kube_rehash_workload_last_rollout_timestamp_seconds"
