@@ -203,3 +203,15 @@ def test_job_from_cronjob_is_owned_and_named_per_hash() -> None:
     assert job["spec"] == cronjob["spec"]["jobTemplate"]["spec"]
     assert len(job_name("x" * 80, "v1:new")) <= 63
     assert CRONJOB.object_path("shop", "report") == "/apis/batch/v1/namespaces/shop/cronjobs/report"
+
+
+def test_a_workload_without_a_metadata_annotations_map_gets_one_guarded_by_its_resource_version() -> None:
+    """Opted in only by Reloader's annotations on its pod template (compat), its metadata may have no
+    annotations map: adding a key to it would be refused (422) on every try."""
+    t = replace(target(generation=4), metadata_annotations_present=False)
+    ops = build_patch(t, decision(Action.ADOPT), OBS, now=NOW, keys=KEYS)
+    guard = {"op": "test", "path": "/metadata/resourceVersion", "value": t.resource_version}
+    created = {"op": "add", "path": "/metadata/annotations", "value": {}}
+    assert guard in ops and ops.index(guard) < ops.index(created)
+    first_key = next(i for i, op in enumerate(ops) if op["path"].startswith(META))
+    assert ops.index(created) < first_key

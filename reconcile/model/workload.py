@@ -106,6 +106,9 @@ class Target:
     """The list's problems and the pod template's."""
     template_present: bool = True
     """False when the object has no pod template (or no parent of its annotations map) to patch."""
+    metadata_annotations_present: bool = True
+    """False when the object's metadata has no annotations map yet (a workload opted in only by Reloader's
+    annotations on its pod template): the first write creates it."""
     status_view: Mapping[str, Any] | None = None
     """Generation, the spec fields the rollout status rules read, and `status`: kept only while our
     recorded rollout is unfinished, so its status is judged from this read without another GET."""
@@ -343,6 +346,8 @@ def read_target(
         on_delete=strategy == "OnDelete",
         problems=tuple(dict.fromkeys(discovery.problems + listed.problems)),
         template_present=isinstance(resolve(obj, holder), Mapping),
+        metadata_annotations_present=isinstance(metadata, Mapping)
+        and isinstance(metadata.get("annotations"), Mapping),
         status_view=status_view(obj) if watched else None,
         lineage=lineage_of(obj, kind.revisions),
         workload_ref=WorkloadRef(ref, dict(annotations))

@@ -232,8 +232,8 @@ class SourceReader:
 
     def _count(self, namespace: str, kind: str) -> int | None:
         """Objects of a kind in the namespace: from this pass's list of it, or its cluster-wide list, where
-        there is one, else from a `limit=1` metadata list (None: the server did not say, or the probe failed; the caller then lists,
-        as it would without the probe)."""
+        there is one, else from a `limit=1` metadata list (None: the server did not say, or the probe failed;
+        the caller then lists, as it would without the probe)."""
         key = (namespace, kind)
         known = self._known_list(namespace, kind)
         if known is not None:  # the same filter as a content list of the kind (Helm releases left out)

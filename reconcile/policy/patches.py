@@ -94,6 +94,10 @@ def build_patch(
     restart_at = target.kind.restart_at if target.workload_ref is not None else None
     template = (rollout and restart_at is None) or target.template_hash is not None
     ops = preconditions(target, keys, template=template)
+    if not target.metadata_annotations_present:  # created once, guarded by the resourceVersion read
+        if not any(op["path"] == "/metadata/resourceVersion" for op in ops):
+            ops.append(test_op("/metadata/resourceVersion", target.resource_version))
+        ops.append(add_op(METADATA_ANNOTATIONS, {}))
     if rollout and restart_at is not None:  # it runs another object's template (model/workload_ref.py)
         ops.append(add_op(restart_at, format_time(now)))
     elif rollout:
