@@ -93,13 +93,21 @@ def source_date_epoch() -> int:
 
 
 def build_python(epoch: int) -> None:
-    """Wheel and sdist through setuptools' PEP 517 backend, without isolation (the locked setuptools)."""
+    """Wheel and sdist through setuptools' PEP 517 backend, without isolation (the locked setuptools), from
+    a copy of the tracked files: an `*.egg-info` left in the working tree (an editable install's) would make
+    setuptools merge its old SOURCES.txt into the sdist, so two builds of one commit would differ."""
     # The backend rewrites sys.argv: the directory is read once, first.
     code = "import setuptools.build_meta as b, sys; d = sys.argv[1]; b.build_sdist(d); b.build_wheel(d)"
     env = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch)}
-    subprocess.run(
-        [sys.executable, "-c", code, str(DIST)], cwd=ROOT, env=env, check=True, capture_output=True
-    )
+    with tempfile.TemporaryDirectory(prefix="kube-rehash-dist-") as tmp:
+        source = Path(tmp) / "src"
+        for name in tracked_files():  # the files git tracks or would (not ignored ones)
+            if not (ROOT / name).is_symlink():
+                (source / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, source / name)
+        subprocess.run(
+            [sys.executable, "-c", code, str(DIST)], cwd=source, env=env, check=True, capture_output=True
+        )
 
 
 def normalize_sdist(sdist: Path, epoch: int) -> None:

@@ -121,10 +121,14 @@ def test_annotations_discovery_does_not_read_leave_the_inputs_alone() -> None:
         SETTINGS,
     )
     assert base.inputs == noisy.inputs
-    compat = discover(
-        {"kube-rehash.io/watch": "true"}, None, DiscoverySettings(compat=frozenset({"reloader"}))
-    )
-    assert compat.inputs != base.inputs  # other settings read other keys
+    reloader = DiscoverySettings(compat=frozenset({"reloader"}))
+    # Settings that read other keys change nothing while those keys are absent (a release or a setting
+    # that reads one more annotation keeps today's records trusted) ...
+    assert discover({"kube-rehash.io/watch": "true"}, None, reloader).inputs == base.inputs
+    # ... and count once one of them is present: with compat on it is read, with compat off it is not.
+    peer = {"kube-rehash.io/watch": "true", "reloader.stakater.com/auto": "true"}
+    assert discover(peer, None, reloader).inputs != discover(peer, None, SETTINGS).inputs
+    assert discover(peer, None, SETTINGS).inputs == base.inputs
 
 
 def sources(*metas: SourceMeta) -> NamespaceSources:
