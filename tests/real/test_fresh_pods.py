@@ -167,21 +167,8 @@ def test_the_template_hash_our_rollout_wrote_is_superseded_not_rolled_again(kube
     annotations = kube.obj("Deployment", "web")["metadata"]["annotations"]
     assert annotations[SUPERSEDED] == ours and annotations[HASH] == synced.row("Deployment", "web")["hash"]
     kube.wait_settled("Deployment", "web")
-    argv = [
-        CLI,
-        "explain",
-        "deployment/web",
-        "-n",
-        kube.ns,
-        "-o",
-        "json",
-        "--kubeconfig",
-        str(kube.cp.kubeconfig),
-    ]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE_REHASH_", "KUBECONFIG"))}
-    done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60, env=env)
-    explained = json.loads(done.stdout)
-    assert explained["stored"]["superseded_template"] == ours and explained["action"] == "in-sync"
+    said = explained(kube, "Deployment", "web")
+    assert said["stored"]["superseded_template"] == ours and said["action"] == "in-sync"
 
     kube.apply(app("Deployment", "web", "3"))  # a spec-only change: the pass reads the workload in full
     kube.wait_observed("Deployment", "web")
