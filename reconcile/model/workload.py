@@ -62,15 +62,13 @@ class Listed:
     on_change: str | None = None
     """The workload's `on-change` annotation (`rollout` or `notify`); None: the config's `onChange`."""
     problems: tuple[str, ...] = ()
-    """Problems of what its annotations say (a malformed min-interval)."""
+    """Malformed annotations (a min-interval, a wave, a restart strategy …): the workload is `skipped`,
+    naming them, every pass, with nothing written."""
     wave: int = 0
     """The `wave` annotation: among workloads due for one changed source, lower waves roll first."""
     restart: str = "patch"
     """How a rollout restarts its pods: its `restart` annotation, else the config's `restart`: `patch`
     the pod template, or `evict` the pods that started before the change."""
-    malformed: tuple[str, ...] = ()
-    """Annotations whose values cannot be read at all (a wave that is no integer): the workload is
-    `skipped`, naming them, with nothing written."""
 
     @property
     def ref(self) -> str:
@@ -254,6 +252,7 @@ def listed_view(
         shown = quote_text(run_on_change) if isinstance(run_on_change, str) else describe_type(run_on_change)
         problems.append(f'{keys.run_on_change}: {shown} is not "true" or "false"')
     wave, restart, malformed = restart_settings(annotations, keys)
+    problems.extend(malformed)
     restart = restart or settings.restart
     generation = metadata.get("generation")
     bookkeeping = read_bookkeeping(annotations, keys)
@@ -277,7 +276,6 @@ def listed_view(
         problems=tuple(problems),
         wave=wave,
         restart=restart,
-        malformed=malformed,
     )
     return listed, annotations
 

@@ -161,8 +161,6 @@ def settle_listed(target: Listed) -> Decision | None:
     pass, whatever was recorded before: bad input fails closed), a malformed restart window."""
     if target.discovery.ignored:
         return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
-    if target.malformed:
-        return Decision(Action.SKIPPED, f"malformed {'; '.join(target.malformed)}; nothing written")
     if target.owner is not None and target.restart != "evict":  # eviction leaves the template alone
         return Decision(
             Action.SKIPPED,
