@@ -48,14 +48,20 @@ DEBIAN_TEST_PACKAGES := prometheus-pushgateway podman runc debootstrap
 debian-deps:
 	bash scripts/ensure-debian-packages.sh $(DEBIAN_TEST_PACKAGES)
 
-# `make test`'s tests, in two independent halves that both always run (make fails if either failed), each
-# printing its 25 slowest tests: those that share no server on $(TEST_WORKERS) xdist workers (CPU-bound, no
-# shared state), then those that need the real control plane or the image in one process (one control plane
-# for the session: one per worker would cost a core each, and the image tests share one podman store).
+# `make test`'s tests, in three independent parts that all always run (make fails if any failed), each
+# printing its slowest tests: those that share no server on $(TEST_WORKERS) xdist workers (CPU-bound, no
+# shared state); those that need the real control plane or the image in one process (one control plane for
+# the session: one per worker would cost a core each, and the image tests share one podman store), on the
+# newest supported Kubernetes (or KUBE_VERSION's); then the real-server end-to-end, RBAC, conformance and
+# fault suites again on the oldest supported minor (OLDEST_SUITES; `make test-versions` runs the core
+# suites on every minor).
 unit: $(VENV)/.installed-test debian-deps
 	@status=0; \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25 -m "not chaos and not real and not image" || status=$$?; \
 	$(BIN)/python -m pytest -q --durations=25 -m "not chaos and (real or image)" || status=$$?; \
+	echo "== the same real-server suites on the oldest supported Kubernetes, $(OLDEST_MINOR)"; \
+	KUBE_VERSION=$(OLDEST_MINOR) $(BIN)/python -m pytest -q --durations=10 -m "real and not chaos and not image" \
+		$(OLDEST_SUITES) || status=$$?; \
 	exit $$status
 
 test: lint typecheck unit
@@ -83,8 +89,8 @@ control-plane:
 
 # The core real-server suites (end-to-end [real], conformance, RBAC, rollouts, fresh pods, rollout health) on
 # every supported minor, oldest first, each on its own control plane (built when missing: ~5 min each cold).
-CORE_REAL_SUITES := tests/e2e tests/conformance tests/real/test_rbac.py tests/real/test_rollouts.py \
-	tests/real/test_fresh_pods.py tests/real/test_rollout_health.py
+CORE_REAL_SUITES := tests/e2e tests/conformance tests/real/test_server_version.py tests/real/test_list_order.py \
+	tests/real/test_rbac.py tests/real/test_rollouts.py tests/real/test_fresh_pods.py tests/real/test_rollout_health.py
 test-versions: $(VENV)/.installed-test
 	@for minor in $(SUPPORTED_MINORS); do \
 		echo "== Kubernetes $$minor"; \
@@ -93,7 +99,15 @@ test-versions: $(VENV)/.installed-test
 			$(CORE_REAL_SUITES) || exit 1; \
 	done
 
-unit: control-plane
+unit: control-plane control-plane-oldest
+
+# The oldest supported minor's control plane, which `make test` runs OLDEST_SUITES on.
+OLDEST_MINOR := $(firstword $(SUPPORTED_MINORS))
+OLDEST_SUITES := tests/e2e tests/conformance tests/chaos_real tests/real/test_server_version.py \
+	tests/real/test_list_order.py tests/real/test_rbac.py
+.PHONY: control-plane-oldest
+control-plane-oldest:
+	@KUBE_VERSION=$(OLDEST_MINOR) bash scripts/build-control-plane.sh
 
 # The pinned helm the chart tests use (helm.sh/helm/v4, version in tools/helm/go.mod; needs Go).
 # Cached in .cache/helm/<version>/: a no-op when already built.
