@@ -3,11 +3,13 @@
 Its records keep the key names it uses (format 2 of the `sources` bookkeeping), so when the source changes
 the pass decides from the records and reads only the source's content: a change of a key it does not use
 records the new version without a rollout, a change of a key it uses rolls it once, with one patch that
-tests the generation (issue 33). Seen in the server's request log.
+tests the generation (issue 33). Beyond the cap on recorded names the workload is read, as before, and `-v`
+says so. Seen in the server's request log.
 """
 
 from __future__ import annotations
 
+from reconcile.model.bookkeeping import KEY_NAMES_MAX
 from tests.e2e.conftest import Backend, configmap, deployment, env_key, template_hash
 
 WEB = "Deployment/shop/web"
@@ -43,3 +45,21 @@ def test_a_change_pass_reads_no_workload_and_rolls_only_for_a_key_it_uses(cluste
     assert workload_reads(cluster) == 0 and result.report["configs_fetched"] == 1
     assert methods(cluster) == ["PATCH", "POST"]  # one guarded patch, one Event
     assert template_hash(cluster.get("deployments", "shop", "web")) not in (None, rolled)
+
+
+def test_beyond_the_cap_a_change_reads_the_workload_and_says_so_at_v(cluster: Backend) -> None:
+    names = [f"k{i:02}" for i in range(KEY_NAMES_MAX + 1)]
+    env = [
+        {"name": f"V{i}", "valueFrom": {"configMapKeyRef": {"name": "app", "key": key}}}
+        for i, key in enumerate(names)
+    ]
+    spec = {"containers": [{"name": "app", "image": "app:1", "env": env}]}
+    cluster.add(configmap("app", dict.fromkeys(names, "1")), deployment("web", spec))
+    assert cluster.run().actions() == {WEB: "adopt"}
+    cluster.clear_log()
+    cluster.edit("configmaps", "shop", "app", {"data": {"k00": "2"}})
+    result = cluster.run("-v")
+    assert result.actions() == {WEB: "rollout"}
+    assert workload_reads(cluster) == 1  # as before key names were recorded
+    assert "keep no key names of a source used in part (e.g. configmap/app" in result.stderr
+    assert "k00" not in result.stderr  # the source is named, never a key
