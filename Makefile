@@ -87,11 +87,13 @@ SUPPORTED_MINORS := $(shell awk '!/^\#/ && NF {print $$1}' tests/cluster/version
 control-plane:
 	@bash scripts/build-control-plane.sh
 
-# The core real-server suites (end-to-end [real], conformance, RBAC, rollouts, fresh pods, rollout health) on
+# The core real-server suites (end-to-end [real], conformance, RBAC, rollouts, fresh pods, rollout health, Argo
+# Rollouts with the real Argo controller: `make argo-rollouts`, built once for every version) on
 # every supported minor, oldest first, each on its own control plane (built when missing: ~5 min each cold).
 CORE_REAL_SUITES := tests/e2e tests/conformance tests/real/test_server_version.py tests/real/test_list_order.py \
-	tests/real/test_rbac.py tests/real/test_rollouts.py tests/real/test_fresh_pods.py tests/real/test_rollout_health.py
-test-versions: $(VENV)/.installed-test
+	tests/real/test_rbac.py tests/real/test_rollouts.py tests/real/test_fresh_pods.py tests/real/test_rollout_health.py \
+	tests/real/test_argo_rollouts.py
+test-versions: $(VENV)/.installed-test argo-rollouts
 	@for minor in $(SUPPORTED_MINORS); do \
 		echo "== Kubernetes $$minor"; \
 		KUBE_VERSION=$$minor bash scripts/build-control-plane.sh || exit 1; \
@@ -154,6 +156,15 @@ krew:
 	@bash scripts/build-krew.sh
 
 unit: krew
+
+# The pinned Argo Rollouts controller and its CRDs tests/real/test_argo_rollouts.py runs on the control plane
+# (github.com/argoproj/argo-rollouts, version in tools/argo-rollouts/go.mod; needs Go, and fetches the newer Go
+# toolchain that release needs from the module proxy). Cached in .cache/argo-rollouts/<version>/: a no-op when built.
+.PHONY: argo-rollouts
+argo-rollouts:
+	@bash scripts/build-argo-rollouts.sh
+
+unit: argo-rollouts
 
 # The image (Dockerfile) built with podman on a Debian bookworm base made with debootstrap (no registry
 # needed); localhost/kube-rehash:dev. Cached in .cache/image/: a no-op when its inputs are unchanged.
