@@ -216,8 +216,9 @@ def test_the_other_platforms_get_a_zipapp_with_their_compiled_modules_for_each_p
 
 
 def build_script() -> ModuleType:
-    """scripts/build-dist.py as a module (PYTHONS: the CPython versions the plugin has modules for)."""
-    spec = importlib.util.spec_from_file_location("build_dist", ROOT / "scripts" / "build-dist.py")
+    """scripts/plugin_programs.py, which build-dist.py builds the plugin with, as a module (PYTHONS: the
+    CPython versions the zipapps have modules for)."""
+    spec = importlib.util.spec_from_file_location("plugin_programs", ROOT / "scripts" / "plugin_programs.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
