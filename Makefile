@@ -131,8 +131,8 @@ unit: promtool
 monitoring: $(VENV)/.installed-test
 	$(BIN)/python scripts/gen-monitoring.py
 
-# The release artefacts in dist/ (docs/release.md): wheel, sdist, the packaged chart, the kubectl plugin archive,
-# its krew manifest and SHA256SUMS. Cached by a stamp of its inputs (dist/.stamp): a no-op when unchanged.
+# The release artefacts in dist/ (docs/release.md): wheel, sdist, the packaged chart, the kubectl plugin archives
+# (linux/amd64 frozen by PyInstaller, the others zipapps), their krew manifest and SHA256SUMS. Cached by a stamp of its inputs (dist/.stamp): a no-op when unchanged.
 .PHONY: dist krew
 dist: $(VENV)/.installed-test helm
 	$(BIN)/python scripts/build-dist.py
@@ -166,8 +166,9 @@ argo-rollouts:
 
 unit: argo-rollouts
 
-# The image (Dockerfile) built with podman on a Debian bookworm base made with debootstrap (no registry
-# needed); localhost/kube-rehash:dev. Cached in .cache/image/: a no-op when its inputs are unchanged.
+# The image (Dockerfile): the CLI frozen by PyInstaller on an empty base, built with podman from a Debian bookworm
+# build stage made with debootstrap (no registry needed); localhost/kube-rehash:dev; prints its size. Cached in
+# .cache/image/: a no-op when its inputs are unchanged.
 # KUBE_REHASH_NO_PODMAN=1 skips it (and the image tests skip, except under CI=true).
 image: debian-deps
 	@bash scripts/build-image.sh
@@ -198,9 +199,12 @@ bench: $(VENV)/.installed-bench control-plane
 chaos: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m chaos
 
-# Re-resolve the hash-pinned locks (needs uv; for maintainers, never run by CI).
+# Re-resolve the hash-pinned locks (needs uv; for maintainers, never run by CI). PyInstaller's lock
+# (requirements/freeze.txt: what freeze.in needs beyond runtime.txt, linux x86_64 and aarch64 wheels) is written
+# with pip alone, after runtime.txt: scripts/lock-freeze.py (pip download, then each wheel's sha256 as pip hash).
 lock:
 	cd requirements && for f in runtime demo test bench; do uv pip compile --quiet --python-version 3.11 --generate-hashes --no-header $$f.in -o $$f.txt; done
+	$(PYTHON) scripts/lock-freeze.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info simulator/build simulator/*.egg-info .mypy_cache .pytest_cache .ruff_cache
