@@ -18,7 +18,8 @@ whole and in the metadata-only list (`PartialObjectMetadataList`) and records th
 the whole object, its metadata with and without managedFields, the managedFields, the last-applied
 annotation, the status, and the same figures for the generator's thin and realistic
 (rehash_simulator/dress.py) versions of the same object, so the generator can be checked against the
-server. Sizes are of compact JSON (what the server sends).
+server, and the metadata bytes of the benchmark's whole 1x cluster per kind, thin and realistic. Sizes are
+of compact JSON (what the server sends, before gzip).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any
 
 import requests
 
-from benchmarks.generate import _configmap, _secret, _workload
+from benchmarks.generate import REALISTIC, THIN, Shape, _configmap, _secret, _workload, generate
 from rehash_simulator.dress import KUBECTL, LAST_APPLIED, dress
 from tests.cluster.controlplane import ControlPlane, control_plane
 
@@ -181,6 +182,7 @@ def measure(seed: int) -> dict[str, Any]:
                         "managedFields"
                     ]
     result["generator"] = generated(seed)
+    result["cluster_1x"] = cluster_bytes(seed)
     return result
 
 
@@ -197,6 +199,26 @@ def generated(seed: int) -> dict[str, Any]:
     return rows
 
 
+def cluster_bytes(seed: int) -> dict[str, Any]:
+    """Per kind, over the benchmark's whole 1x cluster, thin and realistic: the bytes of the objects'
+    metadata (what a metadata-only list carries, before gzip), of their managedFields and of the
+    last-applied annotations."""
+    totals: dict[str, Any] = {}
+    for objects in (THIN, REALISTIC):
+        rows: dict[str, dict[str, int]] = {}
+        for obj in generate(Shape(seed=seed, objects=objects)).objects:
+            kind = "Helm release" if obj.get("type") == "helm.sh/release.v1" else obj["kind"]
+            row = rows.setdefault(
+                kind, dict.fromkeys(("objects", "metadata", "managed_fields", "last_applied"), 0)
+            )
+            part = parts(obj)
+            row["objects"] += 1
+            for key in ("metadata", "managed_fields", "last_applied"):
+                row[key] += part[key]
+        totals[objects] = rows
+    return totals
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.realistic_objects", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/realistic-objects.json"))
@@ -206,11 +228,14 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     for key, row in {**result["objects"], **result["generator"]}.items():
         print(
-            f"{key:40} object {row['object']:6} metadata {row['metadata']:6} "
+            f"{key:36} object {row['object']:6} metadata {row['metadata']:6} "
             f"(without managedFields {row['metadata_without_managed_fields']:5}) managedFields "
             f"{row['managed_fields']:5} last-applied {row['last_applied']:5} status {row['status']:4} "
             f"{','.join(row['managers'])}"
         )
+    for objects, rows in result["cluster_1x"].items():
+        for kind, row in rows.items():
+            print(f"1x {objects:9} {kind:12} {row}")
     return 0
 
 
