@@ -204,8 +204,9 @@ def prepare_update(
     rtype: ResourceType, old: Obj, new: Obj, rv: int, *, keep_status: bool = False, subresource: bool = False
 ) -> Obj:
     """Carry server-owned fields from `old` into `new` and bump generation when `spec` changed (never for
-    a write through the status subresource, which a controller also uses for its own annotations). The
-    managedFields are carried as they were (seeded ones stay; no write records its manager)."""
+    a write through the status subresource, which a controller also uses for its own annotations). Seeded
+    managedFields are carried as they were (no write records its manager), unless the write changed a
+    ConfigMap's or Secret's content: then one entry owning it, timed now (`content_owner`)."""
     meta = new["metadata"]
     old_meta = old["metadata"]
     if meta.get("uid") not in (None, "", old_meta["uid"]):
@@ -222,7 +223,10 @@ def prepare_update(
     meta["resourceVersion"] = str(rv)
     meta.pop("managedFields", None)
     if old_meta.get("managedFields"):
-        meta["managedFields"] = old_meta["managedFields"]
+        if all(new.get(k) == old.get(k) for k in CONTENT):
+            meta["managedFields"] = old_meta["managedFields"]
+        else:  # the seeded times would say the content is older than it is
+            content_owner(new, None)
     if rtype.plural == "secrets":
         normalize_secret(new)
     if "generation" in old_meta:

@@ -34,15 +34,13 @@ def test_metadata_only_list_returns_seeded_managed_fields(sim: Simulator) -> Non
     assert single["metadata"]["managedFields"] == app["metadata"]["managedFields"]  # type: ignore[index]
 
 
-def test_writes_keep_seeded_managed_fields(sim: Simulator) -> None:
+def test_writes_keep_seeded_managed_fields_and_a_content_change_is_timed_by_its_write(sim: Simulator) -> None:
     cm, _ = seeded(sim)
-    patch = {"metadata": {"annotations": {"kube-rehash.io/hash": "x"}}, "data": {"a": "2"}}
-    reply = call(
-        sim,
-        "PATCH",
-        "/api/v1/namespaces/shop/configmaps/app",
-        patch,
-        content_type="application/merge-patch+json",
-    )
-    assert reply.status == 200
-    assert reply.json()["metadata"]["managedFields"] == cm["metadata"]["managedFields"]  # type: ignore[index]
+    path = "/api/v1/namespaces/shop/configmaps/app"
+    merge = "application/merge-patch+json"
+    annotated = call(sim, "PATCH", path, {"metadata": {"annotations": {"x": "1"}}}, content_type=merge)
+    assert annotated.json()["metadata"]["managedFields"] == cm["metadata"]["managedFields"]  # type: ignore[index]
+    changed = call(sim, "PATCH", path, {"data": {"a": "2"}}, content_type=merge).json()
+    (entry,) = changed["metadata"]["managedFields"]
+    assert entry["fieldsV1"] == {"f:data": {}}
+    assert entry["time"] >= changed["metadata"]["creationTimestamp"]  # not the seeded, older time
