@@ -13,7 +13,7 @@ item needs and what dominates one on a real cluster: `metadata.managedFields` (m
 every field of its pod template, per manager) and kubectl's last-applied annotation (the whole applied
 object, a ConfigMap's data included). The API server cannot leave them out of a list, so while the page is
 walked to find its end, its items are written again without them, and the page keeps that shorter text (500
-realistic workloads' metadata: ~2 MB with them, ~0.5 MB without; docs/performance.md, "Objects as real
+realistic workloads' metadata: ~2 MB with them, ~0.3 MB without; docs/performance.md, "Objects as real
 clusters hold them"). A page carrying neither is kept as it came. A page of full objects is never trimmed (a
 source's managedFields tell when its content changed: model/freshness.py).
 
