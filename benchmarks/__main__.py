@@ -29,7 +29,7 @@ import xxhash
 
 from benchmarks.after_change import ROLLOUT_SECONDS, pass_row, until_complete
 from benchmarks.defaults import defaults_scenario
-from benchmarks.generate import Cluster, Shape, generate_file
+from benchmarks.generate import REALISTIC, THIN, Cluster, Shape, generate_file
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
 KUBE_REHASH = str(Path(sys.executable).parent / "kube-rehash")
@@ -230,6 +230,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--helm-secrets", type=int, default=defaults.helm_secrets)
     parser.add_argument("--helm-kb", default=f"{defaults.helm_min_kb}-{defaults.helm_max_kb}", help="MIN-MAX")
     parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--objects",
+        choices=(THIN, REALISTIC),
+        default=defaults.objects,
+        help="realistic: every object carries what real clusters add (managedFields of several managers, "
+        "the last-applied annotation, Helm's labels, workload status; rehash_simulator/dress.py)",
+    )
     parser.add_argument("--scales", default="1", help="comma-separated size factors, e.g. 1,2,4")
     parser.add_argument("--change-fraction", type=float, default=0.05)
     parser.add_argument("--shards", type=int, default=4, help="also run each shard I/N at 1x (0: skip)")
@@ -302,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         helm_min_kb=low,
         helm_max_kb=high,
         seed=args.seed,
+        objects=args.objects,
     )
     results: dict[str, Any] = {
         "command": "python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),

@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rehash_simulator.dress import dress
+
 WATCH = "kube-rehash.io/watch"
 # Share of each workload kind (the rest are Deployments).
 KIND_MIX = (("StatefulSet", 0.15), ("DaemonSet", 0.10), ("CronJob", 0.15))
@@ -27,6 +29,7 @@ API_VERSIONS = {
     "DaemonSet": "apps/v1",
     "CronJob": "batch/v1",
 }
+THIN, REALISTIC = "thin", "realistic"  # `Shape.objects`
 # The largest `Shape.scaled` factor at which Helm releases keep their full size (see `Shape.scaled`).
 HELM_FULL_SIZE_UP_TO = 4
 PLURALS = {
@@ -55,6 +58,9 @@ class Shape:
     # Share of the workloads, opted-in workloads, ConfigMaps and Secrets in the first namespace (the rest
     # spread evenly): 0 spreads everything evenly; 0.8 is a cluster that keeps most apps in one namespace.
     skew: float = 0.0
+    # THIN: the objects as written here; REALISTIC: dressed as a real cluster holds them (managedFields of
+    # several managers, kubectl's last-applied annotation, Helm's labels, status: rehash_simulator/dress.py).
+    objects: str = "thin"
 
     def scaled(self, factor: int) -> Shape:
         """Every count times `factor`; beyond `HELM_FULL_SIZE_UP_TO` the Helm releases also shrink.
@@ -93,11 +99,12 @@ class Shape:
 
     def label(self) -> str:
         skew = f", {self.skew:.0%} of them in one namespace" if self.skew else ""
+        dressed = ", objects as real clusters hold them" if self.objects == REALISTIC else ""
         return (
             f"{self.workloads} workloads ({self.opted_in} opted in{skew}), {self.namespaces} namespaces, "
             f"{self.configmaps} ConfigMaps, {self.secrets * self.unrelated_factor} Secrets "
             f"({self.helm_secrets * self.unrelated_factor} Helm releases of "
-            f"{self.helm_min_kb}-{self.helm_max_kb} KB)"
+            f"{self.helm_min_kb}-{self.helm_max_kb} KB){dressed}"
         )
 
 
@@ -341,6 +348,9 @@ def generate(shape: Shape) -> Cluster:
                 cluster.references[(kind, ns, name)] = keyed
                 referenced.update(keyed)
     cluster.referenced = sorted(referenced)
+    if shape.objects == REALISTIC:
+        for obj in objects:
+            dress(obj, shape.seed)
     return cluster
 
 

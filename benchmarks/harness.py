@@ -32,6 +32,7 @@ SOURCE_OBJECT = re.compile(r"^/api/v1/namespaces/[^/]+/(configmaps|secrets)/[^/]
 COLLECTION = re.compile(r"^/(api/v1|apis/[^/]+/[^/]+)(/namespaces/[^/]+)?/[a-z]+$")
 # One namespaced object (no subresource); what is not a ConfigMap/Secret is a workload here.
 NAMESPACED_OBJECT = re.compile(r"^/(api/v1|apis/[^/]+/[^/]+)/namespaces/[^/]+/[a-z]+/[^/]+$")
+RESOURCE = re.compile(r"^/(?:api/v1|apis/[^/]+/[^/]+)(?:/namespaces/[^/]+(?=/))?/([a-z]+)")
 METADATA = "as=PartialObjectMetadata"  # also matches ...MetadataList
 
 
@@ -52,11 +53,16 @@ class Traffic:
     conflicts: int = 0  # refused guarded writes: 409, or 422 from a failed JSON-patch `test`
     content_paths: list[str] = field(default_factory=list)
     by_method: dict[str, int] = field(default_factory=dict)
+    bytes_by_resource: dict[str, int] = field(default_factory=dict)
+    """Response bytes per resource (`configmaps`, `deployments`, …; `other`: /version, discovery)."""
 
     @classmethod
     def of(cls, entries: list[dict[str, Any]]) -> Traffic:
         t = cls(requests=len(entries), bytes=sum(e["bytes_out"] for e in entries))
         t.by_method = dict(Counter(e["method"] for e in entries))
+        for e in entries:
+            resource = resource_of(e["path"])
+            t.bytes_by_resource[resource] = t.bytes_by_resource.get(resource, 0) + e["bytes_out"]
         for e in entries:
             if e["status"] >= 400 and e["status"] != 404:
                 t.errors += 1
@@ -81,6 +87,12 @@ class Traffic:
         return t
 
 
+def resource_of(path: str) -> str:
+    """The resource a request path names (`/api/v1/namespaces/a/configmaps/x` -> configmaps)."""
+    match = RESOURCE.match(path)
+    return match.group(1) if match else "other"
+
+
 @dataclass
 class Measured:
     """One measured child process and its traffic."""
@@ -93,6 +105,8 @@ class Measured:
     stdout: str
     stderr: str
     traffic: Traffic
+    cpu: float = 0.0
+    """User and system CPU seconds of the child (getrusage via wait4)."""
 
     def row(self) -> dict[str, Any]:
         t = self.traffic
@@ -100,6 +114,7 @@ class Measured:
             "name": self.name,
             "wall_s": round(self.wall, 3),
             "rss_mb": round(self.rss_mb, 1),
+            "cpu_s": round(self.cpu, 3),
             "exit": self.code,
             "requests": t.requests,
             "bytes": t.bytes,
@@ -113,6 +128,7 @@ class Measured:
             "errors": t.errors,
             "conflicts": t.conflicts,
             "by_method": dict(sorted(t.by_method.items())),
+            "bytes_by_resource": dict(sorted(t.bytes_by_resource.items())),
         }
 
 
@@ -227,7 +243,7 @@ def measure(
         done = threading.Event()
         poller = threading.Thread(target=_poll_hwm, args=(child.pid, peak, done), daemon=True)
         poller.start()
-        _, status, _usage = os.wait4(child.pid, 0)
+        _, status, usage = os.wait4(child.pid, 0)
         wall = time.monotonic() - started
         done.set()
         poller.join()
@@ -236,7 +252,8 @@ def measure(
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode()
     traffic = Traffic.of(sim.mark())
-    return Measured(name, wall, peak[0] / 1024, child.returncode, stdout, stderr, traffic)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measured(name, wall, peak[0] / 1024, child.returncode, stdout, stderr, traffic, cpu)
 
 
 def _poll_hwm(pid: int, peak: list[int], done: threading.Event) -> None:

@@ -71,6 +71,9 @@ def test_traffic_classifies_requests_and_sums_bytes() -> None:
     assert (traffic.metadata_lists, traffic.workload_gets, traffic.other_gets) == (1, 2, 1)
     assert traffic.content_paths == ["/api/v1/namespaces/a/secrets/y"]
     assert traffic.errors == 1
+    assert traffic.bytes_by_resource["configmaps"] == 400
+    assert traffic.bytes_by_resource["secrets"] == 750
+    assert traffic.bytes_by_resource["namespaces"] == 110  # /namespaces/a and the namespace list
 
 
 def test_generator_is_deterministic_and_references_exist() -> None:

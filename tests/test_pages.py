@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconcile.kube.pages import LazyItems, read_page
+from reconcile.kube.pages import LAST_APPLIED, LazyItems, read_page
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 values = st.recursive(
@@ -69,3 +69,23 @@ def test_what_json_loads_refuses_read_page_refuses(text: str) -> None:
         json.loads(text)
     with pytest.raises(ValueError):
         read_page(text)
+
+
+def test_a_metadata_only_page_drops_managed_fields_and_last_applied_and_keeps_the_rest() -> None:
+    applied = '{"apiVersion":"v1","data":{"a":"1"},"kind":"ConfigMap"}\n'
+    item = {
+        "metadata": {
+            "name": "app",
+            "uid": "u",
+            "annotations": {LAST_APPLIED: applied, "kube-rehash.io/ignore": "true"},
+            "managedFields": [{"manager": "helm", "operation": "Apply", "fieldsV1": {"f:data": {}}}],
+        }
+    }
+    text = json.dumps({"metadata": {"continue": "t"}, "items": [item, {"metadata": {"name": "é"}}]})
+    slim = read_page(text, slim=True)
+    assert list(slim["items"]) == [
+        {"metadata": {"name": "app", "uid": "u", "annotations": {"kube-rehash.io/ignore": "true"}}},
+        {"metadata": {"name": "é"}},
+    ]
+    assert slim["metadata"] == {"continue": "t"}
+    assert list(read_page(text)["items"]) == json.loads(text)["items"]  # a full page keeps everything

@@ -136,7 +136,11 @@ def demo_objects() -> list[dict[str, Any]]:
 
 
 def seed_demo(sim: Simulator) -> None:
-    sim.store.create_many(demo_objects())
+    """The demo app, dressed as a real cluster holds it (managedFields of several managers, kubectl's
+    last-applied annotation, Helm's labels, workload status: rehash_simulator/dress.py)."""
+    from rehash_simulator.dress import dress
+
+    sim.store.create_many(dress(obj, seed=1) for obj in demo_objects())
 
 
 def say(text: str) -> None:

@@ -262,7 +262,7 @@ class KubeClient:
         paged = {**selectors, "limit": str(limit or self.options.page_size)}
         accept = ACCEPT_METADATA_LIST if metadata_only else JSON
 
-        decode = _decode_page if lazy else _decode
+        decode = (_decode_metadata_page if metadata_only else _decode_page) if lazy else _decode
 
         def fetch(token: str | None) -> dict[str, Any]:
             params = {**paged, "continue": token} if token else paged
@@ -551,14 +551,21 @@ def _decode(response: requests.Response, method: str, path: str) -> dict[str, An
     return document
 
 
-def _decode_page(response: requests.Response, method: str, path: str) -> dict[str, Any]:
-    """A list page whose items are decoded as they are iterated (JSON is UTF-8: RFC 8259)."""
+def _decode_page(
+    response: requests.Response, method: str, path: str, *, slim: bool = False
+) -> dict[str, Any]:
+    """A list page whose items are decoded as they are iterated (JSON is UTF-8: RFC 8259); `slim`: a
+    metadata-only page, kept without its items' managedFields and last-applied annotation (kube/pages.py)."""
     if not response.content:
         return {}
     try:
-        return read_page(response.content.decode("utf-8"))
+        return read_page(response.content.decode("utf-8"), slim=slim)
     except ValueError:  # UnicodeDecodeError and JSONDecodeError included
         raise _not_an_object(response, method, path) from None
+
+
+def _decode_metadata_page(response: requests.Response, method: str, path: str) -> dict[str, Any]:
+    return _decode_page(response, method, path, slim=True)
 
 
 def _not_an_object(response: requests.Response, method: str, path: str) -> ApiError:

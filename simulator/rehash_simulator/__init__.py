@@ -18,8 +18,10 @@ limits, each pinned there to its exact difference or outside what kube-rehash se
   defaults, no generated Job selector and labels). A DaemonSet's template-generation annotation is kept.
 - No controllers: `status` is never written (only seeded), no ReplicaSets, Pods, ControllerRevisions or
   `deployment.kubernetes.io/revision`; a created Job never runs; a namespace is deleted at once.
-- No managedFields: `fieldManager` is accepted and not recorded; server-side apply merges without owners
-  (opt-in `content_times`: ConfigMaps and Secrets get one entry timed at their last content change).
+- No managedFields of its own: `fieldManager` is accepted and not recorded; server-side apply merges
+  without owners. Seeded managedFields are kept, served (metadata-only lists included) and carried
+  through writes unchanged, except that a write changing a ConfigMap's or Secret's content replaces them
+  with one entry owning it, timed then (opt-in `content_times`: that entry on every ConfigMap and Secret).
 - Pods, ReplicaSets and PodDisruptionBudgets are stored as seeded (no controller creates them); the
   `pods/eviction` subresource deletes a pod unless its budget refuses (evictions.py).
 - No watches (405); no protobuf or CBOR bodies; discovery lists only the resources it serves, with the

@@ -166,8 +166,10 @@ def content_owner(new: Obj, old: Obj | None) -> None:
 
 
 def prepare_create(rtype: ResourceType, obj: Obj, rv: int, *, keep_status: bool) -> Obj:
-    """Set the server-owned fields of a new object (the caller has resolved name and namespace)."""
+    """Set the server-owned fields of a new object (the caller has resolved name and namespace). Seeding
+    (`keep_status`) keeps what was seeded: the status and the managedFields."""
     meta = obj["metadata"]
+    seeded_fields = meta.get("managedFields") if keep_status else None
     meta["uid"] = str(uuid.uuid4())
     meta["creationTimestamp"] = now_rfc3339()
     meta["resourceVersion"] = str(rv)
@@ -179,6 +181,8 @@ def prepare_create(rtype: ResourceType, obj: Obj, rv: int, *, keep_status: bool)
         "managedFields",
     ):
         meta.pop(field, None)
+    if seeded_fields:
+        meta["managedFields"] = seeded_fields
     if "spec" in obj and rtype.plural != "namespaces":
         meta["generation"] = 1
     if rtype.plural == "daemonsets":
@@ -200,7 +204,9 @@ def prepare_update(
     rtype: ResourceType, old: Obj, new: Obj, rv: int, *, keep_status: bool = False, subresource: bool = False
 ) -> Obj:
     """Carry server-owned fields from `old` into `new` and bump generation when `spec` changed (never for
-    a write through the status subresource, which a controller also uses for its own annotations)."""
+    a write through the status subresource, which a controller also uses for its own annotations). Seeded
+    managedFields are carried as they were (no write records its manager), unless the write changed a
+    ConfigMap's or Secret's content: then one entry owning it, timed now (`content_owner`)."""
     meta = new["metadata"]
     old_meta = old["metadata"]
     if meta.get("uid") not in (None, "", old_meta["uid"]):
@@ -216,6 +222,11 @@ def prepare_update(
     meta["creationTimestamp"] = old_meta["creationTimestamp"]
     meta["resourceVersion"] = str(rv)
     meta.pop("managedFields", None)
+    if old_meta.get("managedFields"):
+        if all(new.get(k) == old.get(k) for k in CONTENT):
+            meta["managedFields"] = old_meta["managedFields"]
+        else:  # the seeded times would say the content is older than it is
+            content_owner(new, None)
     if rtype.plural == "secrets":
         normalize_secret(new)
     if "generation" in old_meta:
