@@ -48,14 +48,20 @@ DEBIAN_TEST_PACKAGES := prometheus-pushgateway podman runc debootstrap
 debian-deps:
 	bash scripts/ensure-debian-packages.sh $(DEBIAN_TEST_PACKAGES)
 
-# `make test`'s tests, in two independent halves that both always run (make fails if either failed), each
-# printing its 25 slowest tests: those that share no server on $(TEST_WORKERS) xdist workers (CPU-bound, no
-# shared state), then those that need the real control plane or the image in one process (one control plane
-# for the session: one per worker would cost a core each, and the image tests share one podman store).
+# `make test`'s tests, in three independent parts that all always run (make fails if any failed), each
+# printing its slowest tests: those that share no server on $(TEST_WORKERS) xdist workers (CPU-bound, no
+# shared state); those that need the real control plane or the image in one process (one control plane for
+# the session: one per worker would cost a core each, and the image tests share one podman store), on the
+# newest supported Kubernetes (or KUBE_VERSION's); then the real-server end-to-end, RBAC, conformance and
+# fault suites again on the oldest supported minor (OLDEST_SUITES; `make test-versions` runs the core
+# suites on every minor).
 unit: $(VENV)/.installed-test debian-deps
 	@status=0; \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25 -m "not chaos and not real and not image" || status=$$?; \
 	$(BIN)/python -m pytest -q --durations=25 -m "not chaos and (real or image)" || status=$$?; \
+	echo "== the same real-server suites on the oldest supported Kubernetes, $(OLDEST_MINOR)"; \
+	KUBE_VERSION=$(OLDEST_MINOR) $(BIN)/python -m pytest -q --durations=10 -m "real and not chaos and not image" \
+		$(OLDEST_SUITES) || status=$$?; \
 	exit $$status
 
 test: lint typecheck unit
@@ -81,11 +87,13 @@ SUPPORTED_MINORS := $(shell awk '!/^\#/ && NF {print $$1}' tests/cluster/version
 control-plane:
 	@bash scripts/build-control-plane.sh
 
-# The core real-server suites (end-to-end [real], conformance, RBAC, rollouts, fresh pods, rollout health) on
+# The core real-server suites (end-to-end [real], conformance, RBAC, rollouts, fresh pods, rollout health, Argo
+# Rollouts with the real Argo controller: `make argo-rollouts`, built once for every version) on
 # every supported minor, oldest first, each on its own control plane (built when missing: ~5 min each cold).
-CORE_REAL_SUITES := tests/e2e tests/conformance tests/real/test_rbac.py tests/real/test_rollouts.py \
-	tests/real/test_fresh_pods.py tests/real/test_rollout_health.py
-test-versions: $(VENV)/.installed-test
+CORE_REAL_SUITES := tests/e2e tests/conformance tests/real/test_server_version.py tests/real/test_list_order.py \
+	tests/real/test_rbac.py tests/real/test_rollouts.py tests/real/test_fresh_pods.py tests/real/test_rollout_health.py \
+	tests/real/test_argo_rollouts.py
+test-versions: $(VENV)/.installed-test argo-rollouts
 	@for minor in $(SUPPORTED_MINORS); do \
 		echo "== Kubernetes $$minor"; \
 		KUBE_VERSION=$$minor bash scripts/build-control-plane.sh || exit 1; \
@@ -93,7 +101,15 @@ test-versions: $(VENV)/.installed-test
 			$(CORE_REAL_SUITES) || exit 1; \
 	done
 
-unit: control-plane
+unit: control-plane control-plane-oldest
+
+# The oldest supported minor's control plane, which `make test` runs OLDEST_SUITES on.
+OLDEST_MINOR := $(firstword $(SUPPORTED_MINORS))
+OLDEST_SUITES := tests/e2e tests/conformance tests/chaos_real tests/real/test_server_version.py \
+	tests/real/test_list_order.py tests/real/test_rbac.py
+.PHONY: control-plane-oldest
+control-plane-oldest:
+	@KUBE_VERSION=$(OLDEST_MINOR) bash scripts/build-control-plane.sh
 
 # The pinned helm the chart tests use (helm.sh/helm/v4, version in tools/helm/go.mod; needs Go).
 # Cached in .cache/helm/<version>/: a no-op when already built.
@@ -115,9 +131,10 @@ unit: promtool
 monitoring: $(VENV)/.installed-test
 	$(BIN)/python scripts/gen-monitoring.py
 
-# The release artefacts in dist/ (docs/release.md): wheel, sdist, the packaged chart, the kubectl plugin archive,
-# its krew manifest and SHA256SUMS. Cached by a stamp of its inputs (dist/.stamp): a no-op when unchanged.
-# Then the image as an OCI archive and an SPDX SBOM per artefact (scripts/dist-extras.py), added to SHA256SUMS.
+# The release artefacts in dist/ (docs/release.md): wheel, sdist, the packaged chart, the kubectl plugin archives
+# (linux/amd64 frozen by PyInstaller, the others zipapps), their krew manifest and SHA256SUMS (dist-python, cached
+# by a stamp of its inputs, dist/.stamp: a no-op when unchanged); then the image as an OCI archive and an SPDX SBOM
+# per artefact (scripts/dist-extras.py), added to SHA256SUMS.
 .PHONY: dist dist-python image-archive sbom krew
 dist: image-archive sbom
 
@@ -176,8 +193,18 @@ krew:
 
 unit: krew
 
-# The image (Dockerfile) built with podman on a Debian bookworm base made with debootstrap (no registry
-# needed); localhost/kube-rehash:dev. Cached in .cache/image/: a no-op when its inputs are unchanged.
+# The pinned Argo Rollouts controller and its CRDs tests/real/test_argo_rollouts.py runs on the control plane
+# (github.com/argoproj/argo-rollouts, version in tools/argo-rollouts/go.mod; needs Go, and fetches the newer Go
+# toolchain that release needs from the module proxy). Cached in .cache/argo-rollouts/<version>/: a no-op when built.
+.PHONY: argo-rollouts
+argo-rollouts:
+	@bash scripts/build-argo-rollouts.sh
+
+unit: argo-rollouts
+
+# The image (Dockerfile): the CLI frozen by PyInstaller on an empty base, built with podman from a Debian bookworm
+# build stage made with debootstrap (no registry needed); localhost/kube-rehash:dev; prints its size. Cached in
+# .cache/image/: a no-op when its inputs are unchanged.
 # KUBE_REHASH_NO_PODMAN=1 skips it (and the image tests skip, except under CI=true).
 image: debian-deps
 	@bash scripts/build-image.sh
@@ -208,9 +235,12 @@ bench: $(VENV)/.installed-bench control-plane
 chaos: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m chaos
 
-# Re-resolve the hash-pinned locks (needs uv; for maintainers, never run by CI).
+# Re-resolve the hash-pinned locks (needs uv; for maintainers, never run by CI). PyInstaller's lock
+# (requirements/freeze.txt: what freeze.in needs beyond runtime.txt, linux x86_64 and aarch64 wheels) is written
+# with pip alone, after runtime.txt: scripts/lock-freeze.py (pip download, then each wheel's sha256 as pip hash).
 lock:
 	cd requirements && for f in runtime demo test bench; do uv pip compile --quiet --python-version 3.11 --generate-hashes --no-header $$f.in -o $$f.txt; done
+	$(PYTHON) scripts/lock-freeze.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info simulator/build simulator/*.egg-info .mypy_cache .pytest_cache .ruff_cache

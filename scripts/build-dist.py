@@ -2,27 +2,32 @@
 
 - the wheel and the sdist of kube-rehash (setuptools, from the working tree);
 - the Helm chart, packaged by the pinned helm (`helm package`, .cache/helm);
-- the kubectl plugin archive kubectl-rehash-v<version>-linux-amd64.tar.gz: `kubectl-rehash`, a zipapp of the
-  CLI with the locked runtime dependencies this interpreter has installed, the compiled ones for each of
-  PYTHONS (plugins/krew/launcher.py is its entry; CPython 3.11-3.13 on linux/amd64), and LICENSE;
-- the krew manifest rehash.yaml, written from plugins/krew/rehash.yaml with each platform's uri (the release
-  download URL, URI_TEMPLATE) and the sha256 of the archive just built;
+- a kubectl plugin archive kubectl-rehash-v<version>-<os>-<arch>.tar.gz per platform of the krew template
+  (plugins/krew/rehash.yaml), each holding `kubectl-rehash` and LICENSE. On linux/amd64 (FROZEN, built
+  here) `kubectl-rehash` is one self-contained executable, the CLI frozen by PyInstaller (scripts/freeze.py,
+  `onefile`): no Python needed. On the others it is a zipapp of the CLI (plugins/krew/launcher.py is its
+  entry) with the locked runtime dependencies this interpreter has installed, and the compiled ones' modules
+  for each of PYTHONS on that platform (from their locked wheels): it needs one of those CPythons;
+- the krew manifest rehash.yaml, written from the template with each platform's uri (the release download URL,
+  URI_TEMPLATE), the sha256 of its archive and a caveat per platform saying what it needs;
 - SHA256SUMS over all of them, in `sha256sum -c` format.
 
-The one step that needs the network (or pip's cache): the locked wheels of the compiled dependencies for the
-other Python versions of PYTHONS (`pip download --require-hashes`).
+The steps that need the network (or pip's cache): the locked wheels of the compiled dependencies for the
+zipapps (`pip download --require-hashes`), and, once, PyInstaller's virtualenv (FREEZE_VENV: the runtime
+lock and requirements/freeze.txt, by hash, cached by a stamp of both). The plugin's parts (FROZEN, PYTHONS,
+FREEZE_VENV, the zipapp and the freeze) are in scripts/plugin_programs.py.
 
-Why a stamp: the build takes seconds, and tests/test_dist.py runs it in `make test`. dist/.stamp holds a
+Why a stamp: the build takes a minute, and tests/test_dist.py runs it in `make test`. dist/.stamp holds a
 digest of every input (the tracked files' contents, the helm binary, this interpreter); when it matches, the
-script returns at once. Timestamps inside the zipapp and the archive come from SOURCE_DATE_EPOCH (default:
-the last commit's time), so the plugin archive's bytes depend on its inputs alone.
+script returns at once. Timestamps inside the zipapps and the archives come from SOURCE_DATE_EPOCH (default:
+the last commit's time), so their bytes depend on their inputs alone; PyInstaller's output does too, given the
+same interpreter, lock and PYTHONHASHSEED (docs/release.md, "Reproducibility").
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.metadata
 import io
 import os
 import re
@@ -37,20 +42,24 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # plugin_programs, beside this script
+from plugin_programs import (
+    FROZEN,
+    KREW,
+    WHEEL_PLATFORMS,
+    add_compiled,
+    build_frozen,
+    build_zipapp,
+    caveats,
+    platform_name,
+    stage_site,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
 DIST = Path(os.environ.get("KUBE_REHASH_DIST") or ROOT / "dist")
 """Where the artefacts go: dist/, or $KUBE_REHASH_DIST (tests/test_dist.py builds a second copy there)."""
-KREW = ROOT / "plugins" / "krew"
 URI_TEMPLATE = "https://github.com/kube-rehash/kube-rehash/releases/download/{tag}/{archive}"
 """Where the release workflow uploads the plugin archive (docs/release.md): the manifest's uri."""
-PLATFORM = "linux-amd64"
-PYTHONS = ("3.11", "3.12", "3.13")
-"""The CPython versions the plugin runs on: this interpreter's compiled modules (3.11, the lock's) plus, for
-each other one, those of the same locked versions, downloaded by pip (hash-checked against the lock)."""
-MANYLINUX = ("manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_5_x86_64")
-LEFT_OUT = {"kubernetes"}
-"""Runtime requirements the plugin leaves out: the `kubernetes` package serves only the legacy kubeconfig
-auth-provider (reconcile/kube/auth_provider.py) and is three quarters of the installed size."""
 HELM_ENV_PREFIX = "HELM_"
 
 
@@ -75,7 +84,13 @@ def tracked_files() -> list[str]:
 
 def input_stamp(helm: Path) -> str:
     digest = hashlib.sha256()
-    for name in [*tracked_files(), "scripts/build-dist.py", "plugins/krew/launcher.py"]:
+    for name in [
+        *tracked_files(),
+        "scripts/build-dist.py",
+        "scripts/freeze.py",
+        "scripts/plugin_programs.py",
+        "plugins/krew/launcher.py",
+    ]:
         digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
     digest.update(helm.read_bytes() if helm.exists() else b"no helm")
     # The time stamped into the archives too: it moves with every commit (source_date_epoch).
@@ -141,105 +156,29 @@ def build_chart(helm: Path) -> None:
     )
 
 
-def runtime_distributions() -> list[importlib.metadata.Distribution]:
-    """kube-rehash's runtime requirements but LEFT_OUT, with theirs, as installed here (the locked set)."""
-    from packaging.requirements import Requirement
-
-    seen: dict[str, importlib.metadata.Distribution] = {}
-    todo = [Requirement(r) for r in importlib.metadata.requires("kube-rehash") or []]
-    while todo:
-        req = todo.pop()
-        name = req.name.lower().replace("_", "-")
-        if name in LEFT_OUT or name in seen or (req.marker and not req.marker.evaluate({"extra": ""})):
-            continue
-        dist = importlib.metadata.distribution(name)
-        seen[name] = dist
-        todo.extend(Requirement(r) for r in dist.requires or [])
-    return [seen[name] for name in sorted(seen)]
-
-
-def stage_site(site: Path, wheel: Path, downloads: Path) -> None:
-    """The wheel's files and the runtime distributions' installed files (no bytecode, no scripts), plus the
-    compiled modules of the other PYTHONS (Python picks the file whose ABI tag is its own)."""
+def build_plugins(wheel: Path, tag: str, epoch: int, tmp: Path) -> dict[str, Path]:
+    """One archive per platform of the krew template: {"<os>-<arch>": archive}."""
+    template = yaml.safe_load((KREW / "rehash.yaml").read_text(encoding="utf-8"))
+    platforms = [platform_name(p) for p in template["spec"]["platforms"]]
+    missing = set(platforms) - {FROZEN, *WHEEL_PLATFORMS}
+    assert not missing, f"plugins/krew/rehash.yaml names platforms build-dist cannot build: {sorted(missing)}"
     with zipfile.ZipFile(wheel) as zipped:
-        zipped.extractall(site)  # noqa: S202 (the wheel this script has just built)
-    compiled = []
-    for dist in runtime_distributions():
-        base = Path(str(dist.locate_file("")))
-        for file in dist.files or []:
-            rel = Path(str(file))
-            if rel.parts[0] == ".." or "__pycache__" in rel.parts or rel.suffix == ".pyc":
-                continue
-            target = site / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(base / rel, target)
-        if any(str(f).endswith(".so") for f in dist.files or []):
-            compiled.append(dist.metadata["Name"])
-    for python in PYTHONS:
-        if python != f"{sys.version_info[0]}.{sys.version_info[1]}":
-            for wheel_file in download_compiled(compiled, python, downloads):
-                with zipfile.ZipFile(wheel_file) as zipped:
-                    for name in zipped.namelist():
-                        if name.endswith(".so"):
-                            zipped.extract(name, site)
-
-
-def locked_pins(names: list[str]) -> str:
-    """The lines of requirements/runtime.txt that pin `names`, with every hash (a requirements file)."""
-    wanted = {n.lower().replace("_", "-") for n in names}
-    out, keep = [], False
-    for line in (ROOT / "requirements" / "runtime.txt").read_text(encoding="utf-8").splitlines():
-        if re.match(r"[A-Za-z0-9]", line):
-            keep = line.split("==")[0].lower() in wanted
-        elif not line.startswith(" "):
-            keep = False
-        if keep:
-            out.append(line)
-    return "\n".join(out) + "\n"
-
-
-def download_compiled(names: list[str], python: str, downloads: Path) -> list[Path]:
-    """The linux/amd64 CPython `python` wheels of `names`, at their locked versions and hashes (pip)."""
-    target = downloads / python
-    target.mkdir(parents=True, exist_ok=True)
-    pins = downloads / "compiled.txt"
-    pins.write_text(locked_pins(names), encoding="utf-8")
-    abi = "cp" + python.replace(".", "")
-    argv = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
-    argv += ["--only-binary=:all:", "--require-hashes", "--python-version", python, "--implementation", "cp"]
-    argv += ["--abi", abi, *(f"--platform={tag}" for tag in MANYLINUX), "-r", str(pins), "-d", str(target)]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(
-            f"build-dist: pip download of {', '.join(names)} for CPython {python} failed:\n{done.stderr}"
-        )
-    wheels = sorted(target.glob("*.whl"))
-    assert len(wheels) == len(names), f"CPython {python}: {[w.name for w in wheels]} for {names}"
-    return wheels
-
-
-def zip_entry(name: str, epoch: int, mode: int) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(name, date_time=time.gmtime(max(epoch, 315532800))[:6])
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = (0o100000 | mode) << 16
-    return info
-
-
-def build_zipapp(out: Path, site: Path, epoch: int) -> None:
-    """`#!/usr/bin/env python3` + a zip of __main__.py (the launcher) and site/, entries in name order."""
-    files = sorted(p for p in site.rglob("*") if p.is_file())
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(str(path.relative_to(site)).encode() + b"\0" + path.read_bytes())
-    launcher = (KREW / "launcher.py").read_text(encoding="utf-8")
-    launcher = launcher.replace("@BUILD_ID@", digest.hexdigest()[:16]).replace("@PYTHONS@", " ".join(PYTHONS))
-    with out.open("wb") as handle:
-        handle.write(b"#!/usr/bin/env python3\n")
-        with zipfile.ZipFile(handle, "w") as zipped:
-            zipped.writestr(zip_entry("__main__.py", epoch, 0o644), launcher)
-            for path in files:
-                zipped.writestr(zip_entry(f"site/{path.relative_to(site)}", epoch, 0o644), path.read_bytes())
-    out.chmod(0o755)
+        zipped.extractall(tmp / "wheel")  # noqa: S202 (the wheel this script has just built)
+    compiled = stage_site(tmp / "site", wheel)
+    archives = {}
+    for platform in platforms:
+        if platform == FROZEN:
+            program = build_frozen(tmp / "frozen", tmp / "wheel")
+        else:
+            site = tmp / f"site-{platform}"
+            shutil.copytree(tmp / "site", site)
+            add_compiled(site, compiled, platform, tmp / "downloads")
+            program = tmp / f"kubectl-rehash-{platform}"
+            build_zipapp(program, site, platform, epoch)
+        archives[platform] = DIST / f"kubectl-rehash-{tag}-{platform}.tar.gz"
+        members = {"kubectl-rehash": (program, 0o755), "LICENSE": (ROOT / "LICENSE", 0o644)}
+        build_archive(archives[platform], members, epoch)
+    return archives
 
 
 def build_archive(out: Path, members: dict[str, tuple[Path, int]], epoch: int) -> None:
@@ -271,11 +210,13 @@ BlockDumper.add_representer(
 )
 
 
-def write_manifest(archive: Path, tag: str) -> Path:
-    """plugins/krew/rehash.yaml with the platform's uri and the archive's sha256 filled in."""
+def write_manifest(archives: dict[str, Path], tag: str) -> Path:
+    """plugins/krew/rehash.yaml with each platform's uri, its archive's sha256 and a caveat per platform."""
     manifest = yaml.safe_load((KREW / "rehash.yaml").read_text(encoding="utf-8"))
     manifest["spec"]["version"] = tag
+    manifest["spec"]["caveats"] = caveats(list(archives)) + manifest["spec"]["caveats"]
     for platform in manifest["spec"]["platforms"]:
+        archive = archives[platform_name(platform)]
         platform["uri"] = URI_TEMPLATE.format(tag=tag, archive=archive.name)
         platform["sha256"] = sha256_of(archive)
     out = DIST / "rehash.yaml"
@@ -302,14 +243,8 @@ def build() -> None:
     normalize_sdist(next(DIST.glob("kube_rehash-*.tar.gz")), epoch)
     wheel = next(DIST.glob("kube_rehash-*.whl"))
     with tempfile.TemporaryDirectory() as tmp:
-        stage_site(Path(tmp) / "site", wheel, Path(tmp) / "downloads")
-        zipapp = Path(tmp) / "kubectl-rehash"
-        build_zipapp(zipapp, Path(tmp) / "site", epoch)
-        archive = DIST / f"kubectl-rehash-{tag}-{PLATFORM}.tar.gz"
-        build_archive(
-            archive, {"kubectl-rehash": (zipapp, 0o755), "LICENSE": (ROOT / "LICENSE", 0o644)}, epoch
-        )
-    write_manifest(archive, tag)
+        archives = build_plugins(wheel, tag, epoch, Path(tmp))
+    write_manifest(archives, tag)
     artefacts = sorted(p for p in DIST.iterdir() if p.is_file() and not p.name.startswith("."))
     sums = "".join(f"{sha256_of(p)}  {p.name}\n" for p in artefacts)
     (DIST / "SHA256SUMS").write_text(sums, encoding="utf-8")

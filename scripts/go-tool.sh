@@ -1,57 +1,71 @@
-# Sourced by the scripts that build a pinned Go CLI for the tests and the release (scripts/build-cosign.sh,
-# build-krew.sh, build-syft.sh, build-registry.sh): one copy of the read-the-pin, stamp, build, cache steps.
+# shellcheck shell=bash
+# The one recipe behind scripts/build-{helm,promtool,cosign,krew,argo-rollouts}.sh, sourced by each: build a tool
+# from the Go module pinned by tools/<tool>/go.mod (+ go.sum) into .cache/<tool>/<version>/ (git-ignored), with a
+# stamp of its inputs (go.mod, go.sum, the calling script, this file, the Go version) kept beside the binary: when
+# the stamp matches, nothing is rebuilt and the script returns at once, so a warm `make unit` costs nothing here.
 #
-#   source "$(dirname "${BASH_SOURCE[0]}")/go-tool.sh"
-#   build_go_tool NAME MODULE VERSION_RE PACKAGE [LDFLAGS]
-#
-# NAME is the binary (and .cache/<NAME>/ the cache, or $<NAME>_CACHE upper-cased); its pin is tools/<NAME>/go.mod
-# (+ go.sum), whose `require MODULE vX.Y.Z` names the version, which must match VERSION_RE. PACKAGE is the main
-# package to build; LDFLAGS may use $VERSION (expanded here) for the tool's own version variable.
-#
-# Output: <cache>/<version>/<NAME>. A stamp of what decides the binary (go.mod, go.sum, the package, the
-# ldflags, the Go version and platform) is kept beside it: when it matches, nothing is rebuilt and the call
-# returns at once. Needs only `go` and the Go module proxy; no git, no cgo.
+# Needs only `go` and the Go module proxy; no git, no cgo. A caller sets TOOL (its name, as in tools/<TOOL>) and
+# MOD (that directory), then: go_tool_require; VERSION=$(go_tool_version <module path>); go_tool_init "$VERSION"
+# <cache variable value>; go_tool_cached <outputs...> && exit 0; go_tool_build <package> <ldflags> <binary>;
+# whatever else it keeps beside the binary, into "$STAGE"; go_tool_finish <outputs...>.
 
-build_go_tool() {
-    local name=$1 module=$2 version_re=$3 package=$4 ldflags_template=${5:-}
-    local root mod version cache_var out stamp stage start ldflags
-    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-    mod="$root/tools/$name"
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-    if ! command -v go >/dev/null 2>&1; then
-        echo "build-$name: the 'go' tool is required (https://go.dev/dl/)" >&2
-        return 1
-    fi
+go_tool_fail() {
+    echo "build-$TOOL: $*" >&2
+    exit 1
+}
 
-    version=$(sed -n -E "s|^[[:space:]]*(require[[:space:]]+)?${module//./\\.}[[:space:]]+(v[^[:space:]]+).*|\\2|p" \
-        "$mod/go.mod" | head -n1)
-    if [[ ! $version =~ $version_re ]]; then
-        echo "build-$name: cannot read the $module version from $mod/go.mod" >&2
-        return 1
-    fi
+go_tool_require() {
+    command -v go >/dev/null 2>&1 || go_tool_fail "the 'go' tool is required (https://go.dev/dl/)"
+}
 
-    ldflags="-s -w ${ldflags_template//\$VERSION/$version}"
-    cache_var="${name^^}_CACHE"
-    out="${!cache_var:-$root/.cache/$name}/$version"
-    stamp=$({
-        cat "$mod/go.mod" "$mod/go.sum"
-        echo "$package $ldflags"
+# The version tools/<tool>/go.mod requires a module at (the first `require` line naming it).
+go_tool_version() {
+    local module=${1//./\\.}
+    sed -n -E "s|^[[:space:]]*(require[[:space:]]+)?$module[[:space:]]+(v[^[:space:]]+).*|\2|p" \
+        "$MOD/go.mod" | head -n1
+}
+
+# Sets OUT (the cache directory of this version: $2 or .cache/<tool>, then the version) and STAMP.
+go_tool_init() {
+    local caller=${BASH_SOURCE[1]}
+    OUT="${2:-$ROOT/.cache/$TOOL}/$1"
+    STAMP=$({
+        cat "$MOD/go.mod" "$MOD/go.sum" "$caller" "${BASH_SOURCE[0]}"
         go env GOVERSION GOOS GOARCH
     } | sha256sum | cut -d' ' -f1)
+}
 
-    if [[ -f "$out/.stamp" && $(cat "$out/.stamp") == "$stamp" && -x "$out/$name" ]]; then
-        echo "$name $version: cached in ${out#"$root"/}"
-        return 0
-    fi
+# True when the stamp matches and every named output (relative to OUT) is there.
+go_tool_cached() {
+    [[ -f "$OUT/.stamp" && $(cat "$OUT/.stamp") == "$STAMP" ]] || return 1
+    local output
+    for output in "$@"; do
+        [[ -e "$OUT/$output" ]] || return 1
+    done
+    echo "$TOOL ${LABEL:-${OUT##*/}}: cached in ${OUT#"$ROOT"/}"
+}
 
-    echo "building $name $version into ${out#"$root"/} ..."
-    start=$SECONDS
-    mkdir -p "$out"
-    stage=$(mktemp -d "$out/.build.XXXXXX")
-    # shellcheck disable=SC2064 # the stage's path is fixed now
-    trap "rm -rf '$stage'" EXIT
-    (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$stage/$name" "$package")
-    mv -f "$stage/$name" "$out/$name"
-    echo "$stamp" >"$out/.stamp"
-    echo "$name $version built in $((SECONDS - start)) s"
+# Builds one package of the pinned module into "$STAGE/<binary>" (STAGE: a temporary directory inside OUT,
+# removed on exit); the caller may add more outputs to STAGE before go_tool_finish.
+go_tool_build() {
+    local package=$1 ldflags=$2 binary=$3
+    echo "building $TOOL ${LABEL:-${OUT##*/}} into ${OUT#"$ROOT"/} ..."
+    GO_TOOL_START=$SECONDS
+    mkdir -p "$OUT"
+    STAGE=$(mktemp -d "$OUT/.build.XXXXXX")
+    trap 'rm -rf "$STAGE"' EXIT
+    (cd "$MOD" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$STAGE/$binary" "$package")
+}
+
+# Moves the named outputs from STAGE into OUT, then writes the stamp (last: a half-built cache is never stamped).
+go_tool_finish() {
+    local output
+    for output in "$@"; do
+        rm -rf "${OUT:?}/$output"
+        mv -f "$STAGE/$output" "$OUT/$output"
+    done
+    echo "$STAMP" >"$OUT/.stamp"
+    echo "$TOOL ${LABEL:-${OUT##*/}} built in $((SECONDS - GO_TOOL_START)) s"
 }

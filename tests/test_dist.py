@@ -1,12 +1,15 @@
 """`make dist` (scripts/build-dist.py): the release artefacts in dist/, checked as a user would check them.
 
 `sha256sum -c SHA256SUMS` over every artefact; the wheel, sdist and packaged chart carry what they should
-(the licence, the monitoring files); the kubectl plugin archive holds the zipapp and LICENSE, and the zipapp
-runs `version` and a real `plan` against the embedded API simulator with each bare CPython it carries modules
-for (`-I -S`: no site-packages, no kube-rehash installed); the real krew installs it from the manifest and
-`kubectl rehash version` runs it; a second build elsewhere gives the same bytes. The krew manifest's own
-checks are in tests/test_krew_manifest.py. The build is cached by a stamp of its inputs, so a warm run costs
-nothing. Marker `helm` (it packages the chart with the pinned helm).
+(the licence, the monitoring files); each kubectl plugin archive holds `kubectl-rehash` and LICENSE. The
+linux/amd64 one is a frozen executable that runs `version` and a real `plan` against the embedded API
+simulator with no Python on PATH, and the real krew installs it from the manifest and `kubectl rehash version`
+runs it on a PATH without Python. The other platforms' zipapps carry each compiled module for each of
+PYTHONS on their platform and refuse this one in one line; the same zipapp built for this machine runs
+`version` and a real `plan` with each bare CPython of PYTHONS (`-I -S`: no site-packages, no kube-rehash
+installed). A second build elsewhere gives the same bytes. The krew manifest's own checks are in
+tests/test_krew_manifest.py. The build is cached by a stamp of its inputs, so a warm run costs nothing. Marker
+`helm` (it packages the chart with the pinned helm).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -58,8 +62,20 @@ def version() -> str:
     return __version__
 
 
-def plugin_archive(dist: Path) -> Path:
-    return dist / f"kubectl-rehash-v{version()}-linux-amd64.tar.gz"
+PLATFORMS = ("linux-amd64", "linux-arm64", "darwin-amd64", "darwin-arm64")
+ZIPAPP_PLATFORMS = PLATFORMS[1:]
+
+
+def plugin_archive(dist: Path, platform: str = "linux-amd64") -> Path:
+    return dist / f"kubectl-rehash-v{version()}-{platform}.tar.gz"
+
+
+def plugin_program(dist: Path, platform: str) -> bytes:
+    """The `kubectl-rehash` of the platform's archive."""
+    with tarfile.open(plugin_archive(dist, platform)) as archive:
+        member = archive.extractfile("kubectl-rehash")
+        assert member is not None
+        return member.read()
 
 
 def test_sha256sum_checks_every_artefact(dist: Path) -> None:
@@ -71,7 +87,7 @@ def test_sha256sum_checks_every_artefact(dist: Path) -> None:
         f"kube_rehash-{v}-py3-none-any.whl",
         f"kube_rehash-{v}.tar.gz",
         f"kube-rehash-{v}.tgz",
-        plugin_archive(dist).name,
+        *(plugin_archive(dist, platform).name for platform in PLATFORMS),
         "rehash.yaml",
         *extras,
     }
@@ -118,8 +134,9 @@ def test_the_packaged_chart_carries_the_monitoring_files(dist: Path) -> None:
     assert "kube-rehash/templates/prometheusrule.yaml" in names
 
 
-def test_the_plugin_archive_holds_the_zipapp_and_the_license(dist: Path) -> None:
-    with tarfile.open(plugin_archive(dist)) as archive:
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_each_plugin_archive_holds_the_program_and_the_license(dist: Path, platform: str) -> None:
+    with tarfile.open(plugin_archive(dist, platform)) as archive:
         members = {m.name: m for m in archive.getmembers()}
         assert set(members) == {"kubectl-rehash", "LICENSE"}
         assert members["kubectl-rehash"].mode == 0o755
@@ -127,9 +144,84 @@ def test_the_plugin_archive_holds_the_zipapp_and_the_license(dist: Path) -> None
         assert license_member is not None and license_member.read() == (ROOT / "LICENSE").read_bytes()
 
 
+def test_the_linux_amd64_plugin_is_a_frozen_executable_that_plans_a_pass_with_no_python_on_path(
+    dist: Path, tmp_path: Path
+) -> None:
+    with tarfile.open(plugin_archive(dist)) as archive:
+        archive.extractall(tmp_path / "plugin", filter="data")
+    plugin = tmp_path / "plugin" / "kubectl-rehash"
+    assert plugin.read_bytes()[:4] == b"\x7fELF"
+    env = {"PATH": str(tmp_path / "empty"), "HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path)}
+    assert shutil.which("python3", path=env["PATH"]) is None
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(plugin), *args], capture_output=True, text=True, env=env, timeout=120, check=False
+        )
+
+    assert run("version").stdout.strip() == f"kube-rehash {version()}"
+    plan_a_pass_and_refuse_a_legacy_auth_provider(run, tmp_path)
+
+
+def plan_a_pass_and_refuse_a_legacy_auth_provider(
+    run: Callable[..., subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    """`plan` against the API simulator adopts the one Deployment; a kubeconfig with a legacy auth-provider is
+    refused in one line (the plugin leaves out the `kubernetes` package)."""
+    with Simulator().start() as sim:
+        sim.store.create(configmap("settings", {"a": "1"}))
+        volume = {"name": "c", "configMap": {"name": "settings"}}
+        pod = {"containers": [{"name": "app", "image": "app:1"}], "volumes": [volume]}
+        sim.store.create(deployment("web", pod))
+        kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+        done = run("plan", "-o", "json", "--kubeconfig", str(kubeconfig))
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["workloads"]
+    assert [(r["kind"], r["name"], r["action"]) for r in rows] == [("Deployment", "web", "adopt")]
+    legacy = yaml.safe_load(kubeconfig.read_text())
+    legacy["users"][0]["user"] = {"auth-provider": {"name": "oidc", "config": {"id-token": "x"}}}
+    (tmp_path / "legacy").write_text(yaml.safe_dump(legacy))
+    refused = run("plan", "--kubeconfig", str(tmp_path / "legacy"))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "needs the `kubernetes` Python package" in refused.stderr
+
+
+ABI_SUFFIX = {"linux-arm64": "aarch64-linux-gnu.so", "darwin-amd64": "darwin.so", "darwin-arm64": "darwin.so"}
+COMPILED = ("xxhash/_xxhash", "rpds/rpds", "yaml/_yaml")
+"""Compiled modules without which the CLI does not import (yaml's is its C loader)."""
+
+
+@pytest.mark.parametrize("platform", ZIPAPP_PLATFORMS)
+def test_the_other_platforms_get_a_zipapp_with_their_compiled_modules_for_each_python(
+    dist: Path, tmp_path: Path, platform: str
+) -> None:
+    program = plugin_program(dist, platform)
+    assert program.startswith(b"#!/usr/bin/env python3\n")
+    (tmp_path / "kubectl-rehash").write_bytes(program)
+    with zipfile.ZipFile(tmp_path / "kubectl-rehash") as zipped:
+        names = set(zipped.namelist())
+    for module in COMPILED:
+        for python in build_script().PYTHONS:
+            assert f"site/{module}.cpython-{python.replace('.', '')}-{ABI_SUFFIX[platform]}" in names
+    assert not [n for n in names if n.endswith("x86_64-linux-gnu.so")], "no module of another platform"
+    python = cpython(build_script().PYTHONS[0])
+    done = subprocess.run(
+        [str(python), "-I", "-S", str(tmp_path / "kubectl-rehash"), "version"],
+        capture_output=True,
+        text=True,
+        env={"HOME": str(tmp_path / "home")},
+        timeout=120,
+        check=False,
+    )
+    wanted = platform.replace("-", "/")
+    assert done.returncode == 1 and f"as python3 on {wanted} (found CPython" in done.stderr
+    assert not (tmp_path / "home").exists(), "nothing unpacked on a platform it is not for"
+
+
 def build_script() -> ModuleType:
-    """scripts/build-dist.py as a module (PYTHONS: the CPython versions the plugin has modules for)."""
-    spec = importlib.util.spec_from_file_location("build_dist", ROOT / "scripts" / "build-dist.py")
+    """scripts/plugin_programs.py, which build-dist.py builds the plugin with, as a module (PYTHONS: the
+    CPython versions the zipapps have modules for)."""
+    spec = importlib.util.spec_from_file_location("plugin_programs", ROOT / "scripts" / "plugin_programs.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -151,13 +243,21 @@ def cpython(version: str) -> Path:
     skip_or_fail(f"no CPython {version} found (python{version} on PATH or under pyenv)")
 
 
+@pytest.fixture(scope="module")
+def zipapp_here(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The zipapp as build-dist builds it for the other platforms, built for this one (linux/amd64)."""
+    script, tmp = build_script(), tmp_path_factory.mktemp("zipapp")
+    compiled = script.stage_site(tmp / "site", next(dist.glob("kube_rehash-*.whl")))
+    script.add_compiled(tmp / "site", compiled, "linux-amd64", tmp / "downloads")
+    script.build_zipapp(tmp / "kubectl-rehash", tmp / "site", "linux-amd64", 315532800)
+    return tmp / "kubectl-rehash"
+
+
 @pytest.mark.parametrize("python_version", build_script().PYTHONS)
-def test_the_plugin_plans_a_pass_with_a_bare_python_and_no_package_installed(
-    dist: Path, tmp_path: Path, python_version: str
+def test_the_zipapp_plans_a_pass_with_a_bare_python_and_no_package_installed(
+    zipapp_here: Path, tmp_path: Path, python_version: str
 ) -> None:
-    with tarfile.open(plugin_archive(dist)) as archive:
-        archive.extractall(tmp_path / "plugin", filter="data")
-    plugin = tmp_path / "plugin" / "kubectl-rehash"
+    plugin = zipapp_here
     python = cpython(python_version)
     env = {"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
 
@@ -166,23 +266,7 @@ def test_the_plugin_plans_a_pass_with_a_bare_python_and_no_package_installed(
         return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
 
     assert run("version").stdout.strip() == f"kube-rehash {version()}"
-    with Simulator().start() as sim:
-        sim.store.create(configmap("settings", {"a": "1"}))
-        volume = {"name": "c", "configMap": {"name": "settings"}}
-        pod = {"containers": [{"name": "app", "image": "app:1"}], "volumes": [volume]}
-        sim.store.create(deployment("web", pod))
-        kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
-        done = run("plan", "-o", "json", "--kubeconfig", str(kubeconfig))
-    assert done.returncode == 0, done.stderr
-    rows = json.loads(done.stdout)["workloads"]
-    assert [(r["kind"], r["name"], r["action"]) for r in rows] == [("Deployment", "web", "adopt")]
-    # The archive leaves out the `kubernetes` package: a legacy auth-provider says so, without a traceback.
-    legacy = yaml.safe_load(kubeconfig.read_text())
-    legacy["users"][0]["user"] = {"auth-provider": {"name": "oidc", "config": {"id-token": "x"}}}
-    (tmp_path / "legacy").write_text(yaml.safe_dump(legacy))
-    refused = run("plan", "--kubeconfig", str(tmp_path / "legacy"))
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert "needs the `kubernetes` Python package" in refused.stderr
+    plan_a_pass_and_refuse_a_legacy_auth_provider(run, tmp_path)
     # The first run unpacked the archive once into the cache; the next runs import from there.
     assert len(list((tmp_path / "home" / ".cache" / "kube-rehash").glob("plugin-*"))) == 1
     assert os.access(plugin, os.X_OK)
@@ -198,16 +282,15 @@ def test_a_second_build_with_the_same_inputs_does_nothing(dist: Path) -> None:
 
 
 def krew_env(tmp_path: Path, krew: Path) -> dict[str, str]:
-    """A PATH with kubectl, krew as its plugin `kubectl-krew`, krew's bin and a bare CPython 3.11 (no
-    kube-rehash: the virtualenv's bin is not on it), and a KREW_ROOT of the test's own."""
+    """A PATH of symlinks to kubectl and krew (as its plugin `kubectl-krew`) and krew's bin, and nothing else:
+    no Python, no shell; a KREW_ROOT of the test's own."""
     tools = tmp_path / "tools"
     tools.mkdir()
     (tools / "kubectl-krew").symlink_to(krew)
     (tools / "kubectl").symlink_to(Path(sys.executable).parent / "kubectl")
-    python = Path(sys.executable).resolve().parent
     root = tmp_path / "krew-root"
-    path = f"{tools}:{root / 'bin'}:{python}:/usr/bin:/bin"
-    return {"PATH": path, "HOME": str(tmp_path / "home"), "KREW_ROOT": str(root)}
+    path = f"{tools}:{root / 'bin'}"
+    return {"PATH": path, "HOME": str(tmp_path / "home"), "KREW_ROOT": str(root), "TMPDIR": str(tmp_path)}
 
 
 def test_krew_installs_the_archive_by_the_manifest_and_kubectl_runs_the_plugin(
@@ -219,6 +302,7 @@ def test_krew_installs_the_archive_by_the_manifest_and_kubectl_runs_the_plugin(
     done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Installed plugin: rehash" in done.stderr + done.stdout
+    assert [shutil.which(name, path=env["PATH"]) for name in ("python3", "python", "sh")] == [None] * 3
     run = subprocess.run(
         ["kubectl", "rehash", "version"], env=env, capture_output=True, text=True, timeout=120, check=False
     )

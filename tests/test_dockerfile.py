@@ -46,7 +46,7 @@ def test_hadolint_reports_nothing() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_both_stages_use_the_same_fully_pinned_python_311_slim_bookworm_base_by_default() -> None:
+def test_the_build_stage_uses_a_fully_pinned_python_311_slim_bookworm_base_and_the_final_stage_none() -> None:
     instructions = _instructions()
     first_from = next(i for i, (keyword, _) in enumerate(instructions) if keyword == "FROM")
     global_args = dict(
@@ -54,8 +54,9 @@ def test_both_stages_use_the_same_fully_pinned_python_311_slim_bookworm_base_by_
     )
     bases = [args.split()[0] for keyword, args in instructions if keyword == "FROM"]
 
-    # One build argument feeds both stages (make image passes a base built from Debian's packages).
-    assert bases == ["${BASE}", "${BASE}"]
+    # One build argument feeds the build stage (make image passes a base built from Debian's packages); the
+    # image itself starts empty: no shell, package manager or Python outside the frozen tree.
+    assert bases == ["${BASE}", "scratch"]
     assert re.fullmatch(r"python:3\.11\.\d+-slim-bookworm(@sha256:[0-9a-f]{64})?", global_args["BASE"])
 
 
@@ -75,32 +76,33 @@ def test_the_entrypoint_is_the_console_script_and_the_default_command_is_run() -
     assert json.loads(final["CMD"]) == ["run"]
 
 
-def test_dependencies_are_installed_by_hash_and_the_wheel_without_dependencies() -> None:
+def test_dependencies_and_pyinstaller_are_installed_by_hash_and_the_wheel_without_dependencies() -> None:
     runs = [args for keyword, args in _instructions() if keyword == "RUN"]
     installs = [cmd.strip() for run in runs for cmd in run.split("&&") if "pip install" in cmd]
 
     assert all("--no-cache-dir" in cmd and "--no-deps" in cmd for cmd in installs)
     assert all("--require-hashes" in cmd for cmd in installs if "-r " in cmd)
+    assert any("-r requirements/freeze.txt" in cmd for cmd in installs)
     assert any(".whl" in cmd for cmd in installs)
-    final_runs = " ".join(args for keyword, args in _final_stage() if keyword == "RUN")
-    assert "pip uninstall --yes setuptools wheel" in final_runs
+    # The final stage runs nothing: it copies the frozen root the build stage laid out, and only that.
+    final = _final_stage()
+    assert [keyword for keyword, _ in final if keyword in {"RUN", "ADD", "COPY"}] == ["COPY"]
+    assert [args for keyword, args in final if keyword == "COPY"] == ["--from=build /rootfs/ /"]
 
 
 def test_the_build_context_carries_only_what_the_build_reads() -> None:
     lines = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
 
-    assert lines[lines.index("*") + 1 :][:5] == [
-        "!setup.cfg",
-        "!pyproject.toml",
-        "!README.md",
-        "!reconcile/",
-        "!requirements/runtime.txt",
+    read = ["setup.cfg", "pyproject.toml", "README.md", "reconcile", "requirements/runtime.txt"]
+    read += ["requirements/freeze.txt", "scripts/freeze.py"]
+    assert lines[lines.index("*") + 1 :][:7] == [
+        f"!{name}/" if name == "reconcile" else f"!{name}" for name in read
     ]
     copied = [
         args.split()[:-1] for keyword, args in _instructions() if keyword == "COPY" and "--from" not in args
     ]
     sources = {s.rstrip("/") for group in copied for s in group}
-    assert sources <= {"setup.cfg", "pyproject.toml", "README.md", "reconcile", "requirements/runtime.txt"}
+    assert sources <= set(read)
 
 
 def _pins(lock: str) -> dict[str, str]:

@@ -277,6 +277,27 @@ def test_argo_rollout(status: Obj, elapsed: timedelta, expected: RolloutStatus) 
     assert status_of("Rollout", workload({"replicas": 3}, **status), elapsed) is expected
 
 
+RESTART_AT = "2026-03-01T12:00:00Z"
+
+
+@pytest.mark.parametrize(
+    ("restarted_at", "expected"),
+    [
+        (None, PROGRESSING),  # the controller is still evicting the pods started before spec.restartAt
+        ("2026-02-01T08:00:00Z", PROGRESSING),  # an earlier restart's record
+        (RESTART_AT, COMPLETE),
+        ("2026-03-01T13:00:00+01:00", COMPLETE),  # the same instant, another offset
+    ],
+)
+def test_an_argo_rollout_restarting_through_restart_at_completes_when_the_restart_is_recorded(
+    restarted_at: str | None, expected: RolloutStatus
+) -> None:
+    status = {"phase": "Healthy", "observedGeneration": "2"}
+    if restarted_at is not None:
+        status["restartedAt"] = restarted_at
+    assert status_of("Rollout", workload({"replicas": 3, "restartAt": RESTART_AT}, **status)) is expected
+
+
 # --- every kind ---------------------------------------------------------------------------------------
 
 

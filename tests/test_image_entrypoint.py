@@ -1,5 +1,6 @@
 """The container image, without Docker: build the wheel and install it into a fresh venv exactly as the
-Dockerfile's two stages do, then run the image's ENTRYPOINT + CMD (and the CronJob's args) against
+Dockerfile's build stage does before it freezes them (tests/image checks the frozen image itself), without the
+build tools the frozen tree leaves out, then run the image's ENTRYPOINT + CMD (and the CronJob's args) against
 the simulator. Catches a wheel that misses package data, an undeclared dependency, or a lock that
 does not install with --require-hashes; and shows that neither the wheel nor the image carries the API
 simulator or cryptography (the `kube-rehash[simulator]` extra), whose commands then say what to install.

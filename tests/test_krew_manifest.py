@@ -41,16 +41,22 @@ def test_krew_manifest_shape_names_the_kubectl_rehash_script_at_the_project_vers
     cfg.read(ROOT / "setup.cfg")
     scripts = cfg["options.entry_points"]["console_scripts"]
     assert re.search(r"^kubectl-rehash = reconcile\.cli\.commands:main$", scripts, re.MULTILINE)
+    # linux/amd64 gets the frozen executable; the others a zipapp (the platforms issue #37 names at least).
+    assert [platform["selector"]["matchLabels"] for platform in spec["platforms"]] == [
+        {"os": "linux", "arch": "amd64"},
+        {"os": "linux", "arch": "arm64"},
+        {"os": "darwin", "arch": "amd64"},
+        {"os": "darwin", "arch": "arm64"},
+    ]
     for platform in spec["platforms"]:
         assert platform["bin"] == "kubectl-rehash"
-        assert platform["selector"]["matchLabels"] == {"os": "linux", "arch": "amd64"}
         assert {f["from"] for f in platform["files"]} == {"kubectl-rehash", "LICENSE"}
         # Filled in by `make dist` from the archive it builds, never kept by hand.
         assert "uri" not in platform and "sha256" not in platform
 
 
 @pytest.mark.helm
-def test_the_release_manifest_names_the_built_archive_by_its_sha256_and_release_url(dist: Path) -> None:
+def test_the_release_manifest_names_each_built_archive_by_its_sha256_and_release_url(dist: Path) -> None:
     text = (dist / "rehash.yaml").read_text(encoding="utf-8")
     assert "file://" not in text
     manifest = load(dist / "rehash.yaml")
@@ -58,7 +64,24 @@ def test_the_release_manifest_names_the_built_archive_by_its_sha256_and_release_
     tag = f"v{__version__}"
     assert manifest["spec"]["version"] == tag
     for platform, expected in zip(manifest["spec"]["platforms"], template["spec"]["platforms"], strict=True):
-        archive = dist / f"kubectl-rehash-{tag}-linux-amd64.tar.gz"
+        labels = platform["selector"]["matchLabels"]
+        archive = dist / f"kubectl-rehash-{tag}-{labels['os']}-{labels['arch']}.tar.gz"
         assert platform["uri"] == f"{RELEASES}{tag}/{archive.name}"
         assert platform["sha256"] == hashlib.sha256(archive.read_bytes()).hexdigest()
         assert {k: v for k, v in platform.items() if k not in ("uri", "sha256")} == expected
+
+
+@pytest.mark.helm
+def test_the_release_manifest_caveats_say_per_platform_whether_python_is_needed(dist: Path) -> None:
+    caveats = load(dist / "rehash.yaml")["spec"]["caveats"].splitlines()
+    template = load(ROOT / "plugins" / "krew" / "rehash.yaml")["spec"]["caveats"].splitlines()
+
+    assert caveats[:4] == [
+        "linux/amd64: a self-contained executable; needs no Python.",
+        *(
+            f"{platform}: a zipapp; needs CPython 3.11, 3.12 or 3.13 as python3 on PATH (unpacked once into "
+            "~/.cache/kube-rehash)."
+            for platform in ("linux/arm64", "darwin/amd64", "darwin/arm64")
+        ),
+    ]
+    assert caveats[4:] == template

@@ -26,7 +26,7 @@ KEYS = Annotations()
 REC = SourceRecord("configmap", "app", "u1", "11", "*", "bbbb")
 OBS = Observed("v1:new", (REC,), "")
 RECORDS = json.dumps(
-    {"v": 1, "k": "", "s": [["configmap", "app", "u1", "11", "*", "bbbb"]]}, separators=(",", ":")
+    {"v": 2, "k": "", "s": [["configmap", "app", "u1", "11", "*", "bbbb"]]}, separators=(",", ":")
 )
 DISC = Discovery(True, False, (), frozenset(), frozenset(), (), ())
 TPL = "/spec/template/metadata/annotations/kube-rehash.io~1config-hash"

@@ -12,7 +12,7 @@ import pytest
 
 from reconcile.errors import RehashError
 from reconcile.model.annotations import Annotations
-from reconcile.model.bookkeeping import SourceRecord, format_records, parse_records
+from reconcile.model.bookkeeping import RECORDS_FORMAT, SourceRecord, format_records, parse_records
 from reconcile.model.hashing import SourceToken, combine
 from reconcile.model.kinds import CRONJOB, DEPLOYMENT
 from reconcile.model.references import DiscoverySettings, Reference, discover
@@ -67,7 +67,7 @@ def test_records_round_trip_with_the_generation_stamp() -> None:
         7,
         "abc",
     )
-    assert json.loads(format_records(RECORDS, "kf"))["v"] == 1 and "g" not in json.loads(
+    assert json.loads(format_records(RECORDS, "kf"))["v"] == RECORDS_FORMAT and "g" not in json.loads(
         format_records(RECORDS, "kf")
     )
 

@@ -1,13 +1,16 @@
-"""kubectl-rehash: the kube-rehash CLI as one file (a zipapp), the kubectl plugin krew installs.
+"""kubectl-rehash: the kube-rehash CLI as one file (a zipapp), the kubectl plugin krew installs on the
+platforms that get no frozen executable (all but linux/amd64, scripts/build-dist.py).
 
 Why extracted: the archive carries kube-rehash and the locked runtime dependencies it imports, some of them
 compiled (xxhash, rpds-py, pyyaml's C loader), and Python cannot import a compiled module from inside a zip.
 So the first run unpacks the archive's `site/` once into a cache directory named after the build
 ($KUBE_REHASH_PLUGIN_CACHE, else $XDG_CACHE_HOME/kube-rehash or ~/.cache/kube-rehash), atomically (a
 temporary directory renamed into place), and every run imports from there. The compiled modules are
-those of the CPython versions in PYTHONS for linux/amd64, hence the check below (kept to syntax old Pythons
-parse, so that they can say so). scripts/build-dist.py writes this file into the archive as its __main__.py,
-with BUILD_ID replaced by the digest of the archive's contents and PYTHONS by the versions it carries.
+those of the CPython versions in PYTHONS for one platform (SYSTEM, MACHINES), hence the check below (kept to
+syntax old Pythons parse, so that they can say so). scripts/build-dist.py writes this file into the archive as
+its __main__.py, with BUILD_ID replaced by the digest of the archive's contents, PYTHONS by the versions it
+carries, PLATFORM by krew's name of the platform, SYSTEM by its sys.platform and MACHINES by its
+platform.machine() names.
 """
 
 import os
@@ -19,6 +22,9 @@ import zipfile
 
 BUILD_ID = "@BUILD_ID@"
 PYTHONS = "@PYTHONS@".split()  # noqa: SIM905 (a placeholder scripts/build-dist.py fills in)
+PLATFORM = "@PLATFORM@"
+SYSTEM = "@SYSTEM@"
+MACHINES = "@MACHINES@".split()  # noqa: SIM905
 
 
 def cache_dir() -> str:
@@ -51,10 +57,11 @@ def unpack(archive: str, target: str) -> None:
 def main() -> int:
     running = f"{sys.version_info[0]}.{sys.version_info[1]}"
     cpython = platform.python_implementation() == "CPython"
-    if running not in PYTHONS or not cpython or sys.platform != "linux" or platform.machine() != "x86_64":
-        found = f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}"
+    if running not in PYTHONS or not cpython or sys.platform != SYSTEM or platform.machine() not in MACHINES:
+        where = f"{sys.platform}/{platform.machine()}"
+        found = f"{platform.python_implementation()} {platform.python_version()} on {where}"
         print(
-            f"kubectl-rehash: this archive needs CPython {', '.join(PYTHONS)} as python3 on linux/amd64 "
+            f"kubectl-rehash: this archive needs CPython {', '.join(PYTHONS)} as python3 on {PLATFORM} "
             f"(found {found}); elsewhere install the package: pip install kube-rehash",
             file=sys.stderr,
         )

@@ -1,22 +1,37 @@
 """The bookkeeping kube-rehash keeps on a workload's metadata, and its codec: the `sources` annotation (the
 records of the sources last hashed, the key fingerprint, the generation stamp and the spec facts) and the
 `rollout` annotation (our last rollout and its state). Their format lives here and nowhere else.
+
+Format 2 adds, to the record of a source the workload uses only some keys of, those key names (bounded:
+`bound_key_names`), so a change of that source is decided from the records without reading the workload.
+Format 1 records (no key names) are still read and trusted as before; they gain the names with the
+workload's next write of its records (docs/hash.md, "Where the hash is stored").
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from sys import intern
 from typing import Any
 
 from reconcile.model.annotations import Annotations
+from reconcile.model.hashing import WHOLE, selection_tag
 from reconcile.model.times import format_time, parse_time
 
-RECORDS_FORMAT = 1
+RECORDS_FORMAT = 2
+"""The format written. 2: a source used in part records its key names; 1: without them."""
+READ_FORMATS = (1, 2)
+"""The formats a pass reads and trusts (an upgrade restarts nothing and writes nothing for the format)."""
+KEY_NAMES_MAX = 64
+"""Most key names one workload's records keep (over all its sources): beyond it, a source's names are not
+kept and a change of it reads the workload in full, as format 1 did."""
+KEY_NAME_BYTES_MAX = 2048
+"""Most bytes of key names (UTF-8, plus 3 per name for its JSON quotes and comma) one workload's records
+keep: with `KEY_NAMES_MAX`, what bounds the annotation's growth (Kubernetes allows 256 KiB of annotations)."""
 # States of a recorded rollout (annotation `rollout`); the report's `rollout_status` uses the same words.
 PROGRESSING, STALLED, COMPLETE = "progressing", "stalled", "complete"
 ROLLOUT_STATES = (PROGRESSING, STALLED, COMPLETE)
@@ -32,6 +47,9 @@ class SourceRecord:
     resource_version: str
     selection: str
     token: str
+    keys: tuple[str, ...] = ()
+    """The names of the selected keys (sorted) when only some are used and the names are kept; empty for
+    the whole object, and where they are not kept (format 1, or beyond `bound_key_names`'s cap)."""
 
     @property
     def label(self) -> str:
@@ -131,7 +149,10 @@ def format_records(
     inputs: str = "",
     facts: SpecFacts | None = None,
 ) -> str:
-    rows = [[r.kind, r.name, r.uid, r.resource_version, r.selection, r.token] for r in sorted(records)]
+    rows: list[list[Any]] = []
+    for r in sorted(records):
+        row: list[Any] = [r.kind, r.name, r.uid, r.resource_version, r.selection, r.token]
+        rows.append([*row, list(r.keys)] if r.keys else row)
     doc: dict[str, Any] = {"v": RECORDS_FORMAT, "k": key_fingerprint, "s": rows}
     if generation is not None:
         doc["g"] = generation
@@ -156,14 +177,14 @@ def load_object(text: Any) -> dict[str, Any] | None:
 def parse_records(text: Any) -> RecordsDoc | None:
     """The `sources` annotation's records, key fingerprint and spec stamp; None when absent or unreadable."""
     doc = load_object(text)
-    if doc is None or doc.get("v") != RECORDS_FORMAT or not isinstance(doc.get("s"), list):
+    if doc is None or doc.get("v") not in READ_FORMATS or not isinstance(doc.get("s"), list):
         return None
     records = []
     for row in doc["s"]:
-        if not (isinstance(row, list) and len(row) == 6 and all(isinstance(x, str) for x in row)):
+        record = parse_row(row, named=doc["v"] >= 2)
+        if record is None:
             return None
-        kind, name, uid, version, selection, token = row
-        records.append(SourceRecord(intern(kind), name, uid, version, intern(selection), token))
+        records.append(record)
     fingerprint, generation, inputs = doc.get("k"), doc.get("g"), doc.get("i")
     letters, optional = doc.get("f"), doc.get("o")
     facts = None
@@ -179,6 +200,48 @@ def parse_records(text: Any) -> RecordsDoc | None:
         intern(inputs),
         facts,
     )
+
+
+def parse_row(row: Any, *, named: bool) -> SourceRecord | None:
+    """One record: six strings, and in format 2 (`named`) the key names of a source used in part."""
+    if not isinstance(row, list):
+        return None
+    names: Any = row[6] if named and len(row) == 7 else []
+    if len(row) != 6 + (names != []) or not all(isinstance(x, str) for x in row[:6]):
+        return None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    kind, name, uid, version, selection, token = row[:6]
+    keys = tuple(sorted(intern(n) for n in names))  # key names repeat across workloads: one string each
+    return SourceRecord(intern(kind), name, uid, version, intern(selection), token, keys)
+
+
+def bound_key_names(records: Iterable[SourceRecord]) -> tuple[SourceRecord, ...]:
+    """The records, sorted, keeping the key names of as many sources as fit the caps (`KEY_NAMES_MAX`,
+    `KEY_NAME_BYTES_MAX`), in record order; the others drop them (a change of such a source then reads the
+    workload). Idempotent, so records read back and written again keep the same names."""
+    count = size = 0
+    out: list[SourceRecord] = []
+    for record in sorted(records):
+        more = sum(len(n.encode("utf-8", "surrogatepass")) + 3 for n in record.keys)
+        if count + len(record.keys) > KEY_NAMES_MAX or size + more > KEY_NAME_BYTES_MAX:
+            out.append(replace(record, keys=()))
+            continue
+        count, size = count + len(record.keys), size + more
+        out.append(record)
+    return tuple(out)
+
+
+def names_unkept(records: Iterable[SourceRecord]) -> str | None:
+    """The label of a source used in part whose key names the records do not keep (written in format 1,
+    or beyond the caps of `bound_key_names`), or whose names do not give its recorded selection; None
+    when the records name every key the workload uses."""
+    for record in records:
+        if record.selection == WHOLE:
+            continue
+        if not record.keys or selection_tag(frozenset(record.keys)) != record.selection:
+            return record.label
+    return None
 
 
 @lru_cache(maxsize=256)

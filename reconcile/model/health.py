@@ -23,7 +23,8 @@ controllers' status semantics:
 - StatefulSet and DaemonSet have no deadline condition: `stalled` when not complete `deadline` after our
   rollout, except with OnDelete (a person deletes the pods; waiting for them is not a stall).
 - Argo Rollout: from `status.phase` (`Healthy` complete, `Degraded` stalled, anything else progressing); its
-  controller applies the Rollout's own progress deadline.
+  controller applies the Rollout's own progress deadline. A restart asked through `spec.restartAt` is
+  progressing until the controller records it done (`status.restartedAt` equal to it).
 """
 
 from __future__ import annotations
@@ -147,10 +148,21 @@ def _assess_argo_rollout(facts: _Facts) -> RolloutStatus:
         return RolloutStatus.PROGRESSING
     phase = facts.status.get("phase")
     if phase == "Healthy":
-        return RolloutStatus.COMPLETE
+        return RolloutStatus.PROGRESSING if _restarting(facts) else RolloutStatus.COMPLETE
     if phase == "Degraded":
         return RolloutStatus.STALLED
     return RolloutStatus.PROGRESSING
+
+
+def _restarting(facts: _Facts) -> bool:
+    """A restart asked through `spec.restartAt` (kube-rehash's write for a `workloadRef` Rollout) that the
+    controller has not finished: it evicts the pods started before that time, then copies it to
+    `status.restartedAt` (argo-rollouts rollout/restart.go); the phase stays `Healthy` meanwhile."""
+    asked = facts.spec.get("restartAt")
+    if asked is None:
+        return False
+    done = facts.status.get("restartedAt")
+    return done != asked and (_instant(done) is None or _instant(done) != _instant(asked))
 
 
 def _settle(done: bool, may_stall: bool) -> RolloutStatus:
@@ -180,6 +192,17 @@ def _condition_reason(status: Mapping[str, Any], condition_type: str) -> str | N
 
 def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _instant(value: object) -> datetime | None:
+    """An RFC 3339 time as the API writes it (any offset; the controller writes UTC), else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 def _count(value: object, default: int = 0) -> int:

@@ -8,6 +8,7 @@ handed to `policy.decide`. Stages never call each other: this module is where th
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -15,6 +16,7 @@ from datetime import datetime
 from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
+from reconcile.model.bookkeeping import KEY_NAME_BYTES_MAX, KEY_NAMES_MAX, names_unkept
 from reconcile.model.freshness import Origin
 from reconcile.model.kinds import Kind
 from reconcile.model.pods import PodsRead
@@ -38,6 +40,8 @@ from reconcile.policy.needs import (
 from reconcile.policy.rules import Rules
 from reconcile.policy.snapshot import Snapshot
 from reconcile.policy.triage import Batch, Need, Triage, triage_of, triage_one
+
+log = logging.getLogger(__name__)
 
 
 def plan_batch(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) -> list[Planned]:
@@ -70,6 +74,7 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
             # Stale but still trusted: decided from the records, without reading the workload.
             unread = [t for w in stale if (t := target_from_records(w))]
             known = {t.uid for t in unread}
+            say_names_unkept(namespace, [w for w in stale if w.uid not in known])
             more = stage.read_views([w for w in stale if w.uid not in known])
             views.targets += unread
             views.merge(more)
@@ -101,6 +106,22 @@ def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) 
         pods=pods,
         decided=decided,
     )
+
+
+def say_names_unkept(namespace: str, read: Sequence[Listed]) -> None:
+    """At -v: why workloads whose sources changed are read in full where their records would not do
+    (never a key name: only the source's kind and name)."""
+    unkept = [label for w in read if (label := names_unkept(w.bookkeeping.records or ())) is not None]
+    if unkept:
+        log.info(
+            "%s: %d workload(s) read in full: their records keep no key names of a source used in part "
+            "(e.g. %s; recorded by an older version, or beyond the cap of %d names or %d bytes per workload)",
+            namespace,
+            len(unkept),
+            unkept[0],
+            KEY_NAMES_MAX,
+            KEY_NAME_BYTES_MAX,
+        )
 
 
 def read_sources(

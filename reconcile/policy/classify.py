@@ -54,7 +54,13 @@ def references_of(target: Target, sources: NamespaceSources) -> list[Reference]:
 
 
 def absent_record(ref: Reference) -> SourceRecord:
-    return SourceRecord(ref.kind, ref.name, "", "", selection_tag(ref.keys), ABSENT)
+    return SourceRecord(ref.kind, ref.name, "", "", selection_tag(ref.keys), ABSENT, key_names(ref.keys))
+
+
+def key_names(keys: frozenset[str] | None) -> tuple[str, ...]:
+    """The names a record keeps of a selection (sorted; none for the whole object), before the caps of
+    `bookkeeping.bound_key_names`."""
+    return tuple(sorted(keys)) if keys is not None else ()
 
 
 def classify(target: Target, sources: NamespaceSources, rules: Rules) -> Classified:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reconcile.model.bookkeeping import SourceRecord
+from reconcile.model.bookkeeping import SourceRecord, bound_key_names, names_unkept
 from reconcile.model.csi import mount_records
 from reconcile.model.freshness import Change, Origin, fresh_reason, pods_newer
 from reconcile.model.hashing import WHOLE, selection_tag
@@ -21,7 +21,7 @@ from reconcile.model.references import KINDS, source_ignored
 from reconcile.model.rollouts import check
 from reconcile.model.sources import NamespaceSources, SourceKey
 from reconcile.model.workload import Listed, Target, stamp_holds
-from reconcile.policy.classify import absent_record, classify, key_of
+from reconcile.policy.classify import absent_record, classify, key_names, key_of
 from reconcile.policy.decision import (
     Action,
     Decision,
@@ -122,6 +122,7 @@ def decide_target(
                     hashed.resource_version,
                     selection_tag(ref.keys),
                     hashed.token,
+                    key_names(ref.keys),
                 )
             )
         elif sources.is_absent(key):  # deleted between its metadata and its content
@@ -140,7 +141,8 @@ def decide_target(
             return Decision(Action.SKIPPED, mounted)
         records += mounted
     complete = classified.complete and target.workload_ref is None  # its template is another object's
-    observed = observed_from(records, rules.hash_key, missing=tuple(missing), complete=complete)
+    bounded = bound_key_names(records)
+    observed = observed_from(bounded, rules.hash_key, missing=tuple(missing), complete=complete)
     decision = decide(
         target,
         observed,
@@ -226,17 +228,23 @@ def confirm_recorded(listed: Listed, sources: NamespaceSources, rules: Rules) ->
 def target_from_records(listed: Listed) -> Target | None:
     """A full view of a trusted workload built from its records and spec facts, without reading it; None
     where the records cannot stand for the spec (no facts recorded yet, a stamp that no longer holds, or a
-    reference to some keys only, whose names the records do not keep: that workload is read)."""
+    reference to some keys only whose names the records do not keep, `names_unkept`: that workload is
+    read)."""
     book = listed.bookkeeping
     facts = book.facts
     if facts is None or book.records is None or not stamp_holds(listed) or listed.restart == "evict":
         return None  # eviction needs the spec: its selector and maxUnavailable
-    if any(r.selection != WHOLE or r.kind not in KINDS for r in book.records):
+    if any(r.kind not in KINDS for r in book.records) or names_unkept(book.records) is not None:
         return None
-    # The listed view's references are the recorded sources; the facts say which are optional.
+    # The listed view's references are the recorded sources; the facts say which are optional, the
+    # records which keys each uses.
     optional = {r.label for r in book.records if r.uid == ""} | set(facts.optional)
+    keys = {r.label: frozenset(r.keys) for r in book.records if r.selection != WHOLE}
     references = tuple(
-        sorted(replace(ref, optional=ref.label() in optional) for ref in listed.discovery.references)
+        sorted(
+            replace(ref, keys=keys.get(ref.label()), optional=ref.label() in optional)
+            for ref in listed.discovery.references
+        )
     )
     return Target(
         listed=listed,

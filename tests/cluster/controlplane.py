@@ -457,7 +457,10 @@ class ControlPlane:
         return revision
 
 
-def _spawn(name: str, argv: list[str], workdir: Path, components: list[Component]) -> Component:
+def _spawn(
+    name: str, argv: list[str], workdir: Path, components: list[Component], env: dict[str, str] | None = None
+) -> Component:
+    """Start one binary logging to workdir/<name>.log (`env`: its whole environment; None: ours)."""
     log = workdir / f"{name}.log"
     with log.open("ab") as out:
         proc = subprocess.Popen(  # its own process group, killed as a whole on stop
@@ -466,6 +469,7 @@ def _spawn(name: str, argv: list[str], workdir: Path, components: list[Component
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=workdir,
+            env=env,
             start_new_session=True,
             preexec_fn=_die_with_parent,  # noqa: PLW1509 (a single prctl call, before exec)
         )

@@ -10,7 +10,9 @@ import pytest
 
 from tests.e2e.conftest import Backend, configmap, deployment, env_from
 
-pytestmark = pytest.mark.sim_only("no Argo Rollouts controller or CRD on the real control plane")
+pytestmark = pytest.mark.sim_only(
+    "kube-rehash's writes; tests/real/test_argo_rollouts.py runs the real Argo Rollouts controller"
+)
 
 
 def referencing(name: str, target: str) -> dict[str, Any]:

@@ -1,19 +1,24 @@
 """The built image itself: what it runs, as whom, and what it leaves out.
 
 Why: tests/test_dockerfile.py reads the Dockerfile and tests/test_image_entrypoint.py installs the wheel as
-its stages do; this looks at the image `make image` really built (podman): the console script runs as UID
-65532 on a read-only root with no capabilities, no network and no writable directory at all, and neither
-pip, the build tools, nor the API simulator and cryptography are in it.
+its build stage does; this looks at the image `make image` really built (podman): the frozen CLI runs as UID
+65532 on a read-only root with no capabilities, no network and no writable directory at all; the image holds
+no shell, no package manager and no Python but the frozen tree, whose archive carries kube-rehash and its
+dependencies but neither pip, the build tools, nor the API simulator and cryptography; and it is at most
+100 MB uncompressed.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
+import tarfile
 
 import pytest
 
 from reconcile import __version__
+from tests.image.frozen import frozen_modules
 from tests.image.pod import built_image, podman_env
 
 pytestmark = pytest.mark.image
@@ -48,12 +53,73 @@ def test_version_runs_on_a_read_only_root_without_capabilities_or_network(image:
     assert done.stdout.strip() == f"kube-rehash {__version__}"
 
 
-def test_the_image_carries_neither_pip_nor_build_tools_nor_the_simulator(image: str) -> None:
-    modules = ["pip", "setuptools", "wheel", "rehash_simulator", "cryptography", "reconcile", "kubernetes"]
-    probe = f"import importlib.util as u; print(' '.join(m for m in {modules!r} if u.find_spec(m)))"
-    done = _podman(
-        "run", "--rm", "--read-only", "--network=none", "--entrypoint", "python", image, "-c", probe
+MAX_SIZE = 100 * 1000 * 1000
+"""The uncompressed size the image must stay under (issue #37), as podman counts it."""
+
+
+def _exported_root(image: str) -> tarfile.TarFile:
+    """The image's root filesystem, as `podman export` of a container created from it gives it."""
+    created = _podman("create", "--pull", "never", image)
+    assert created.returncode == 0, created.stderr
+    container = created.stdout.strip()
+    try:
+        exported = subprocess.run(
+            ["podman", "export", container], capture_output=True, env=podman_env(), timeout=120, check=True
+        )
+    finally:
+        _podman("rm", container)
+    return tarfile.open(fileobj=io.BytesIO(exported.stdout))
+
+
+def test_the_image_holds_no_shell_no_package_manager_and_no_python_but_the_frozen_cli(image: str) -> None:
+    root = _exported_root(image)
+    names = {name.lstrip("./") for name in root.getnames()}
+    system_programs = [n for n in names if n.split("/")[0] in {"bin", "sbin"} or n.startswith("usr/bin/")]
+    assert not system_programs, "no shell or other program outside the frozen tree"
+    assert not [
+        n for n in names if n.startswith(("var/lib/dpkg", "etc/apt", "var/lib/apt", "usr/lib/python"))
+    ]
+    assert not [
+        n for n in names if "site-packages" in n or n.rsplit("/", 1)[-1] in {"pip", "python", "python3"}
+    ]
+    launcher = root.getmember("usr/local/bin/kube-rehash")
+    assert launcher.issym() and launcher.linkname == "/opt/kube-rehash/kube-rehash"
+    bundled = {
+        n.split("/")[3] for n in names if n.startswith("opt/kube-rehash/_internal/") and n.count("/") > 2
+    }
+    executable = root.extractfile("opt/kube-rehash/kube-rehash")
+    assert executable is not None
+    frozen = {name.split(".")[0] for name in frozen_modules(executable.read())} | bundled
+
+    assert {"reconcile", "kubernetes", "tzdata", "certifi"} <= frozen
+    assert not frozen & {"pip", "setuptools", "wheel", "rehash_simulator", "cryptography", "PyInstaller"}
+    assert (root.getmember("etc/passwd").uid, root.getmember("tmp").mode & 0o7777) == (0, 0o1777)
+    passwd = root.extractfile("etc/passwd")
+    assert passwd is not None and b":65532:65532:" in passwd.read()
+
+
+def test_the_image_is_at_most_100_mb_uncompressed(image: str) -> None:
+    done = _podman("image", "inspect", "--format", "{{.Size}}", image)
+    assert done.returncode == 0, done.stderr
+
+    assert int(done.stdout) <= MAX_SIZE
+
+
+@pytest.mark.parametrize("command", ["demo", "simulate"])
+def test_demo_and_simulate_say_the_image_has_no_api_simulator(image: str, command: str) -> None:
+    done = _podman("run", "--rm", "--read-only", "--read-only-tmpfs=false", "--network=none", image, command)
+
+    assert done.returncode == 2
+    assert (
+        done.stderr
+        == f"kube-rehash: {command} needs the API simulator: pip install 'kube-rehash[simulator]'\n"
     )
 
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["reconcile", "kubernetes"]
+
+def test_the_frozen_cli_knows_the_iana_time_zones_without_a_zoneinfo_directory(image: str) -> None:
+    window = "KUBE_REHASH_RESTART_WINDOW=Mon-Fri 22:00-06:00 Europe/Berlinx"
+    done = _podman("run", "--rm", "--read-only", "--network=none", "--env", window, image, "plan")
+
+    assert done.returncode == 2
+    assert "unknown time zone 'Europe/Berlinx'" in done.stderr
+    assert "did you mean 'Europe/Berlin'?" in done.stderr, "the zones come from the frozen tzdata package"

@@ -25,7 +25,7 @@ import yaml
 from tests.cluster.controlplane import ControlPlane
 from tests.e2e.backends import Result
 
-__all__ = ["DEPLOYMENT_STEADY", "Kube", "Result", "install_csi_crd", "kube", "wait_until"]
+__all__ = ["DEPLOYMENT_STEADY", "Kube", "Result", "install_csi_crd", "kube", "rollout", "wait_until"]
 
 BIN = Path(sys.executable).parent
 CLI = str(BIN / "kube-rehash")
@@ -267,6 +267,25 @@ def workload(
         )
     meta = {"name": name, "annotations": {f"{PREFIX}/watch": "true"}}
     return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": body}
+
+
+def rollout(
+    name: str, spec: dict[str, Any] | None = None, *, workload_ref: str | None = None
+) -> dict[str, Any]:
+    """A watched Rollout of 2 replicas, canary without steps (promoted at once, so it completes on kwok):
+    running `spec`, or the template of the Deployment `workload_ref`."""
+    app = workload_ref or name
+    body: dict[str, Any] = {
+        "replicas": 2,
+        "selector": {"matchLabels": {"app": app}},
+        "strategy": {"canary": {"maxSurge": 1, "maxUnavailable": 0}},
+    }
+    if workload_ref is None:
+        body["template"] = {"metadata": {"labels": {"app": app}}, "spec": spec}
+    else:
+        body["workloadRef"] = {"apiVersion": "apps/v1", "kind": "Deployment", "name": workload_ref}
+    meta = {"name": name, "annotations": {f"{PREFIX}/watch": "true"}}
+    return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "metadata": meta, "spec": body}
 
 
 def cronjob(name: str, spec: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:

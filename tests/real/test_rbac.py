@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.cluster import argo_rollouts
 from tests.cluster.controlplane import REPO, ControlPlane
 from tests.e2e.conftest import csi_pod_spec
+from tests.prerequisites import skip_or_fail
 from tests.real.conftest import (
     PREFIX,
     Kube,
@@ -32,6 +34,7 @@ from tests.real.conftest import (
     namespace_gone,
     no_terminating_namespaces,
     pod_spec,
+    rollout,
     secret,
     wait_until,
     workload,
@@ -44,6 +47,8 @@ TEAMS = ("team-a", "team-b")
 # current template started (skipIfPodsNewer: ReplicaSets listed, a ControllerRevision read by name,
 # ControllerRevisions listed), so every rule for those reads is used, and they still roll.
 BUMPED = (("Deployment", "app"), ("StatefulSet", "db"), ("DaemonSet", "agent"))
+# The workloads of each team a pass adopts and rolls: app, nightly, db, agent and app-rollout.
+WATCHED = 5
 
 
 @dataclass
@@ -65,8 +70,16 @@ class Install:
     def seed(self) -> None:
         """In each team namespace: sources and workloads using them, covering every rule of the role (a
         Secrets Store CSI workload: its pods and the driver's statuses are listed; without a status it is
-        skipped, so it adds no adoption or rollout)."""
+        skipped, so it adds no adoption or rollout; an Argo Rollout running a Deployment's template through
+        `spec.workloadRef`: the Rollout CRD only, no controller needed for kube-rehash's own requests)."""
         install_csi_crd(self.cp)
+        if reason := argo_rollouts.missing():
+            skip_or_fail(reason)
+        argo_rollouts.install_crds(self.cp)  # a Rollout is patched (its spec.restartAt), its Deployment read
+        template_source = workload(
+            "Deployment", "app-template", pod_spec(configmaps=("app-config",)), replicas=0
+        )
+        del template_source["metadata"]["annotations"]  # only the Rollout that runs its template is watched
         for ns in TEAMS:
             team = Kube(self.cp, ns, self.kube.tmp)
             team.apply(
@@ -82,6 +95,8 @@ class Install:
                 workload("StatefulSet", "db", pod_spec(configmaps=("app-config",)), replicas=1),
                 workload("DaemonSet", "agent", pod_spec(configmaps=("app-config",))),
                 workload("Deployment", "vault", csi_pod_spec(), replicas=1),
+                template_source,
+                rollout("app-rollout", workload_ref="app-template"),
             )
 
     def change_sources(self) -> None:
@@ -204,11 +219,11 @@ def test_overlay_grants_every_permission_a_pass_uses_and_no_rule_is_superfluous(
 
     adopted = install.rehash()
     assert adopted.code == 0, adopted.stdout + adopted.stderr
-    assert adopted.report["summary"]["adopt"] == 4 * len(TEAMS), adopted.stdout
+    assert adopted.report["summary"]["adopt"] == WATCHED * len(TEAMS), adopted.stdout
     install.change_sources()
     rolled = install.rehash()
     assert rolled.code == 0, rolled.stdout + rolled.stderr
-    assert rolled.report["summary"]["rollout"] == 4 * len(TEAMS), rolled.stdout
+    assert rolled.report["summary"]["rollout"] == WATCHED * len(TEAMS), rolled.stdout
     assert rolled.failed() == []
     if install.overlay == "cluster":
         for shard in ("0/2", "1/2"):
@@ -221,11 +236,17 @@ def test_overlay_grants_every_permission_a_pass_uses_and_no_rule_is_superfluous(
     assert {
         ("patch", "deployments"),
         ("patch", "cronjobs"),
+        ("patch", "rollouts"),
         ("create", "events"),
         ("create", "jobs"),
     } <= writes
     reads = {(e.verb, e.resource) for e in requests}
-    assert {("list", "replicasets"), ("get", "controllerrevisions"), ("list", "controllerrevisions")} <= reads
+    assert {
+        ("list", "replicasets"),
+        ("get", "controllerrevisions"),
+        ("list", "controllerrevisions"),
+        ("get", "deployments"),  # the template a workloadRef Rollout runs
+    } <= reads
 
     # Every rule, removed alone, makes a pass fail visibly.
     rules: list[dict[str, Any]] = install.role["rules"]

@@ -90,7 +90,7 @@ def sources_annotation(planned: Planned, generation: int, facts: str) -> dict[st
     assert planned.decision.observed is not None and planned.full is not None
     (record,) = planned.decision.observed.records
     recorded = ["configmap", "app", "cm-app", record.resource_version, "*", record.token]
-    return {"v": 1, "k": "", "s": [recorded], "g": generation, "i": planned.full.inputs, "f": facts, "o": []}
+    return {"v": 2, "k": "", "s": [recorded], "g": generation, "i": planned.full.inputs, "f": facts, "o": []}
 
 
 def test_a_rollout_sends_one_guarded_json_patch_then_a_config_changed_event(
