@@ -16,11 +16,15 @@ What an SBOM lists, per artefact (the rule tests/test_sbom.py checks):
   Their SBOM is syft's scan of the unpacked artefact beside the lock the release is tested with,
   requirements/runtime.txt (scanned as `/requirements.txt`): kube-rehash itself, and every locked dependency
   at its locked version, located in that file;
-- the plugin archive carries its dependencies: syft scans the unpacked archive and, inside it, the unpacked
-  zipapp; its SBOM lists each package the plugin carries (the runtime set but `kubernetes`'s, build-dist.py's
-  LEFT_OUT) at its version;
+- each plugin archive carries its dependencies: syft scans the unpacked archive and, inside it, the unpacked
+  zipapp (linux/arm64, darwin/*) or the dist-info directories read out of the frozen executable's archive
+  (linux/amd64: PyInstaller's CArchive, read with the PyInstaller of the freeze virtualenv); its SBOM lists
+  each distribution the plugin carries (the runtime set but `kubernetes`'s, plugin_programs.LEFT_OUT) at its
+  version;
 - the chart carries no package: its SBOM lists its files with their sha256;
-- the image archive: syft's scan of the OCI image, every Debian and Python package installed in it.
+- the image archive: syft's scan of the OCI image: the dist-info of every distribution frozen into it
+  (scripts/freeze.py copies them) and, for the system libraries copied from the build stage, the Debian
+  package each comes from at its version (/var/lib/dpkg/status.d/, distroless style, written by freeze.py).
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ def load_build_dist() -> ModuleType:
 
 
 BUILD_DIST = load_build_dist()
+PLUGIN: ModuleType = sys.modules["plugin_programs"]
+"""scripts/plugin_programs.py, as build-dist.py imported it: LEFT_OUT, freeze_python()."""
 
 
 def image_archive_name(version: str) -> str:
@@ -130,18 +136,45 @@ def save_image(dist: Path, image: str) -> Path:
     return archive
 
 
+FROZEN_METADATA = """
+import sys
+from pathlib import Path
+from PyInstaller.archive.readers import CArchiveReader
+
+reader = CArchiveReader(sys.argv[1])
+for name in reader.toc:
+    if ".dist-info/" in name:
+        target = Path(sys.argv[2], name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(reader.extract(name))
+"""
+"""Run by the freeze virtualenv's python: a frozen executable's dist-info files, into a folder."""
+
+
+def is_frozen(path: Path) -> bool:
+    """A PyInstaller onefile executable (ELF, with its archive's cookie)."""
+    data = path.read_bytes()
+    return data[:4] == b"\x7fELF" and b"MEI\014\013\012\013\016" in data
+
+
 def unpack(artefact: Path, into: Path) -> None:
-    """The artefact's files under `into`, and those of every zip among them (the plugin's zipapp) beside it
-    under `<name>.unpacked/` (syft reads installed packages' metadata from directories, not from archives)."""
+    """The artefact's files under `into`, and those of every zip among them (the plugin's zipapp), or a frozen
+    executable's dist-info directories, beside it under `<name>.unpacked/` (syft reads installed packages'
+    metadata from directories, not from archives)."""
     if artefact.suffix in (".whl", ".zip"):
         with zipfile.ZipFile(artefact) as archive:
             archive.extractall(into)  # noqa: S202 (zipfile drops absolute and `..` parts)
     else:
         with tarfile.open(artefact) as tar:
             tar.extractall(into, filter="data")
-    for inner in [p for p in into.rglob("*") if p.is_file() and zipfile.is_zipfile(p)]:
-        with zipfile.ZipFile(inner) as app:
-            app.extractall(inner.with_name(inner.name + ".unpacked"))  # noqa: S202 (as above)
+    for inner in [p for p in into.rglob("*") if p.is_file() and not p.is_symlink()]:
+        unpacked = inner.with_name(inner.name + ".unpacked")
+        if zipfile.is_zipfile(inner):
+            with zipfile.ZipFile(inner) as app:
+                app.extractall(unpacked)  # noqa: S202 (as above)
+        elif is_frozen(inner):
+            python = str(PLUGIN.freeze_python())
+            subprocess.run([python, "-c", FROZEN_METADATA, str(inner), str(unpacked)], check=True)
 
 
 def scan(syft: Path, artefact: Path, out: Path, version: str) -> None:

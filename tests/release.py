@@ -7,6 +7,7 @@ as a user would load it (nothing in the machine's store to borrow layers from).
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import re
@@ -20,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tests.image.frozen import frozen_modules
 from tests.image.pod import built_image, podman_env
 from tests.test_dist import build_dist
 
@@ -62,6 +64,23 @@ def locked_pins() -> dict[str, str]:
     """requirements/runtime.txt as {normalized name: version}."""
     pins = re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", LOCK.read_text(encoding="utf-8"), re.MULTILINE)
     return {normalize(name): version for name, version in pins}
+
+
+def frozen_tops(executable: Path) -> set[str]:
+    """The top-level names of the modules in a PyInstaller executable's PYZ (tests/image/frozen.py)."""
+    return {top_name(name) for name in frozen_modules(executable.read_bytes())}
+
+
+def top_name(name: str) -> str:
+    """`yaml` of yaml.constructor, of yaml/_yaml.cpython-311-x86_64-linux-gnu.so, of yaml."""
+    return name.split("/", maxsplit=1)[0].split(".", maxsplit=1)[0]
+
+
+def owning_distributions(tops: set[str], among: set[str]) -> set[str]:
+    """The distributions of `among` (normalized names) that own one of `tops` as installed here (the test set
+    installs the runtime lock)."""
+    owners = importlib.metadata.packages_distributions()
+    return {normalize(d) for top in tops for d in owners.get(top, [])} & among
 
 
 def normalize(name: str) -> str:
