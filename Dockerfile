@@ -2,8 +2,10 @@
 # kube-rehash image: the CLI frozen by PyInstaller (onedir) on an empty base, run as 65532. The build stage
 # installs the wheel and its hash-pinned runtime dependencies on python slim and freezes them with the
 # hash-pinned PyInstaller (requirements/freeze.txt); the final stage holds only that frozen tree, the few
-# shared libraries it loads (glibc, the loader, libz, libgcc_s), /etc/passwd and /etc/group naming 65532, and
-# an empty /tmp: no shell, no package manager, no Python outside the frozen tree (scripts/freeze.py).
+# shared libraries it loads (glibc, the loader, libz, libgcc_s), /etc/passwd and /etc/group naming 65532, an
+# empty /tmp, and for scanners /etc/os-release and the Debian package of each of those libraries
+# (/var/lib/dpkg/status.d/, as distroless images): no shell, no package manager, no Python outside the frozen
+# tree (scripts/freeze.py).
 # Neither the API simulator nor cryptography (the `kube-rehash[simulator]` extra) is installed here.
 # Build: docker build -t ghcr.io/kube-rehash/kube-rehash:0.1.0 .
 # The build stage's base is pinned by full version (add @sha256:<digest> when publishing). BASE is a build

@@ -132,16 +132,52 @@ monitoring: $(VENV)/.installed-test
 	$(BIN)/python scripts/gen-monitoring.py
 
 # The release artefacts in dist/ (docs/release.md): wheel, sdist, the packaged chart, the kubectl plugin archives
-# (linux/amd64 frozen by PyInstaller, the others zipapps), their krew manifest and SHA256SUMS. Cached by a stamp of its inputs (dist/.stamp): a no-op when unchanged.
-.PHONY: dist krew
-dist: $(VENV)/.installed-test helm
+# (linux/amd64 frozen by PyInstaller, the others zipapps), their krew manifest and SHA256SUMS (dist-python, cached
+# by a stamp of its inputs, dist/.stamp: a no-op when unchanged); then the image as an OCI archive and an SPDX SBOM
+# per artefact (scripts/dist-extras.py), added to SHA256SUMS.
+.PHONY: dist dist-python image-archive sbom krew
+dist: image-archive sbom
+
+dist-python: $(VENV)/.installed-test helm
 	$(BIN)/python scripts/build-dist.py
+
+# dist/kube-rehash-image-<version>.oci.tar: `make image`'s image, `podman save --format oci-archive` (cached by ID).
+image-archive: dist-python image
+	$(BIN)/python scripts/dist-extras.py image-archive
+
+# dist/<artefact>.spdx.json, written by the pinned syft (cached by the artefact's sha256).
+sbom: dist-python image-archive syft
+	$(BIN)/python scripts/dist-extras.py sbom
+
+# The pinned syft (github.com/anchore/syft, version in tools/syft/go.mod; needs Go, about 8 minutes cold on the
+# loaded 2-core machine) that writes the SBOMs. Cached in .cache/syft/<version>/: a no-op when built.
+.PHONY: syft
+syft:
+	@bash scripts/build-syft.sh
+
+unit: syft
 
 # Sign dist/SHA256SUMS with cosign and a key: `make sign-dist COSIGN_KEY=cosign.key` (COSIGN_PASSWORD in the
 # environment); the bundle is dist/SHA256SUMS.sigstore.json (docs/release.md).
 .PHONY: sign-dist cosign
 sign-dist: dist cosign
 	$(BIN)/python scripts/sign-dist.py
+
+# Sign the pushed image by digest and attest its SBOM: `make sign-image IMAGE_REF=<registry>/kube-rehash@sha256:<digest>
+# COSIGN_KEY=cosign.key` (COSIGN_PASSWORD in the environment; docs/release.md, scripts/sign-image.py).
+.PHONY: sign-image
+sign-image: sbom cosign
+	@test -n "$(IMAGE_REF)" || { echo "sign-image: set IMAGE_REF=<registry>/kube-rehash@sha256:<digest>" >&2; exit 2; }
+	$(BIN)/python scripts/sign-image.py "$(IMAGE_REF)"
+
+# The pinned CNCF Distribution registry (github.com/distribution/distribution/v3, version in tools/registry/go.mod;
+# needs Go, about 5 minutes cold) tests/test_image_signing.py pushes to and signs in on 127.0.0.1. Cached in
+# .cache/registry/<version>/: a no-op when built.
+.PHONY: registry
+registry:
+	@bash scripts/build-registry.sh
+
+unit: registry
 
 # The pinned cosign (github.com/sigstore/cosign/v3, version in tools/cosign/go.mod; needs Go, minutes cold) that
 # signs and verifies in tests/test_dist_signing.py. Cached in .cache/cosign/<version>/: a no-op when built.

@@ -8,6 +8,12 @@ which PyInstaller leaves to the system: glibc and the loader), /etc/passwd and /
 65532, an empty /tmp (the mount point for the pod's emptyDir). No shell, no package manager, no Python
 outside the frozen tree.
 
+What a scanner (syft, the release's SBOMs: docs/release.md) can read from a frozen program: both carry the
+dist-info metadata of every distribution whose modules they bundle (METADATA, added to the spec); the image's
+root records, for each system library it copies, the Debian package that library comes from at its version,
+as a distroless image does (/var/lib/dpkg/status.d/<package>: the build stage's status paragraph;
+<package>.md5sums: the copied files of it only), and the build stage's /etc/os-release.
+
 Run by the interpreter that has kube-rehash and its locked runtime dependencies installed (or on `--paths`)
 and requirements/freeze.txt (PyInstaller). Needs objdump and ldd (binutils, libc-bin) on Linux.
 """
@@ -15,6 +21,7 @@ and requirements/freeze.txt (PyInstaller). Needs objdump and ldd (binutils, libc
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -34,16 +41,31 @@ PASSWD = "kube-rehash:x:65532:65532:kube-rehash:/nonexistent:/sbin/nologin\n"  #
 GROUP = "kube-rehash:x:65532:\n"
 
 
+METADATA = """
+# scripts/freeze.py: the dist-info of each distribution whose modules the analysis bundled (and of no other).
+import importlib.metadata as _metadata
+from PyInstaller.utils.hooks import copy_metadata as _copy_metadata
+_owners = _metadata.packages_distributions()
+_tops = {_name.split(".")[0] for _name, *_ in a.pure}
+_tops |= {_dest.replace("\\\\", "/").split("/")[0].split(".")[0] for _dest, *_ in a.binaries + a.datas}
+for _dist in sorted({_d for _top in _tops for _d in _owners.get(_top, [])}):
+    for _source, _target in _copy_metadata(_dist):
+        a.datas += Tree(_source, prefix=_target)
+"""
+"""Added to the spec between the analysis and the archive: what syft lists in the image's and the plugin's
+SBOMs is exactly what they carry (a runtime requirement never imported, kubernetes's aiohttp, is not)."""
+
+
 def freeze(mode: str, name: str, out: Path, paths: list[str], exclude: list[str]) -> Path:
     """PyInstaller `mode` (onedir or onefile) of the CLI as `name` into `out`; returns the executable."""
     with tempfile.TemporaryDirectory(prefix="kube-rehash-freeze-") as tmp:
         entry = Path(tmp) / f"{name}.py"
         entry.write_text(ENTRY, encoding="utf-8")
-        argv = [sys.executable, "-m", "PyInstaller", f"--{mode}", "--name", name, "--noconfirm"]
-        argv += ["--log-level", "WARN", "--strip", "--noupx", "--distpath", str(out)]
+        spec = Path(tmp) / f"{name}.spec"
+        argv = [sys.executable, "-m", "PyInstaller.utils.cliutils.makespec", f"--{mode}", "--name", name]
+        argv += ["--strip", "--noupx", "--specpath", tmp]
         # Unbuffered stdout and stderr, as PYTHONUNBUFFERED=1 gave the old image: a killed pass loses no line.
         argv += ["--python-option", "u"]
-        argv += ["--workpath", str(Path(tmp) / "work"), "--specpath", tmp]
         # Package data read through importlib.resources (the config schema, defaults), the IANA zones zoneinfo
         # finds in the tzdata package (no /usr/share/zoneinfo in the image), and every CLI module.
         argv += ["--collect-data", "reconcile", "--collect-submodules", "reconcile"]
@@ -56,7 +78,15 @@ def freeze(mode: str, name: str, out: Path, paths: list[str], exclude: list[str]
         # running at once, e.g. two worktrees' `make dist`), empty, so nothing stale is reused.
         env = {**os.environ, "PYTHONHASHSEED": "0", "PYINSTALLER_CONFIG_DIR": str(Path(tmp) / "config")}
         env |= {"PYTHONPATH": os.pathsep.join(paths)} if paths else {}
-        subprocess.run([*argv, str(entry)], check=True, env=env)
+        # cwd: the temporary directory, not the caller's (`python -m` puts it on sys.path, and a source tree
+        # there, as the Dockerfile's /src, offers its build's egg-info as kube-rehash's metadata).
+        subprocess.run([*argv, str(entry)], check=True, env=env, cwd=tmp, stdout=subprocess.DEVNULL)
+        text = spec.read_text(encoding="utf-8")
+        assert "\npyz = PYZ(" in text, f"{spec}: no PYZ step to add the metadata before"
+        spec.write_text(text.replace("\npyz = PYZ(", METADATA + "\npyz = PYZ(", 1), encoding="utf-8")
+        build = [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN"]
+        build += ["--distpath", str(out), "--workpath", str(Path(tmp) / "work"), str(spec)]
+        subprocess.run(build, check=True, env=env, cwd=tmp)
     return out / name / name if mode == "onedir" else out / name
 
 
@@ -86,8 +116,9 @@ def system_libraries(tree: Path) -> set[Path]:
     return found
 
 
-def copy_library(library: Path, root: Path) -> None:
-    """`library` at its path under `root`, and each symlink on the way to the file (the loader's names)."""
+def copy_library(library: Path, root: Path) -> Path:
+    """`library` at its path under `root`, and each symlink on the way to the file (the loader's names);
+    returns the file's path."""
     path = library
     while True:
         target = root / path.relative_to("/")
@@ -99,21 +130,54 @@ def copy_library(library: Path, root: Path) -> None:
             path = (path.parent / link) if not os.path.isabs(link) else Path(link)
             continue
         shutil.copy2(path, target)
-        return
+        return path
+
+
+def debian_package(path: Path) -> str:
+    """The Debian package that installed `path` (dpkg-query -S), tried at its path, its real path and its
+    /usr-merged alias (bookworm's packages name /lib/..., ldd may say /usr/lib/... or the reverse)."""
+    text = str(path)
+    aliases = [text, os.path.realpath(text)]
+    aliases += [text.removeprefix("/usr")] if text.startswith("/usr/lib") else ["/usr" + text]
+    for alias in aliases:
+        done = subprocess.run(["dpkg-query", "-S", alias], capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            return done.stdout.split(":", 1)[0].split(",")[0].strip()
+    raise SystemExit(f"freeze: no Debian package owns {path}: cannot record where it comes from")
+
+
+def record_debian_packages(files: list[Path], root: Path) -> None:
+    """For each Debian package some of `files` (copied into `root` at their own paths) come from: its status
+    paragraph in root/var/lib/dpkg/status.d/<package> and the md5sums of those files only beside it."""
+    owned: dict[str, list[Path]] = {}
+    for path in files:
+        owned.setdefault(debian_package(path), []).append(path)
+    status = root / "var" / "lib" / "dpkg" / "status.d"
+    status.mkdir(parents=True, exist_ok=True)
+    for package, paths in sorted(owned.items()):
+        query = ["dpkg-query", "--status", package]
+        paragraph = subprocess.run(query, capture_output=True, text=True, check=True).stdout
+        (status / package).write_text(paragraph.strip() + "\n", encoding="utf-8")
+        sums = "".join(
+            f"{hashlib.md5((root / p.relative_to('/')).read_bytes()).hexdigest()}  {str(p).lstrip('/')}\n"  # noqa: S324 (dpkg's format)
+            for p in sorted(paths)
+        )
+        (status / f"{package}.md5sums").write_text(sums, encoding="utf-8")
 
 
 def rootfs(tree: Path, root: Path, prefix: str, bindir: str) -> None:
     """The image's root: `tree` at `prefix`, a symlink to its executable in `bindir`, the system libraries,
-    the 65532 user and group, an empty /tmp."""
+    the 65532 user and group, an empty /tmp; the libraries' Debian packages and the OS (module docstring)."""
     shutil.copytree(tree, root / prefix.lstrip("/"), symlinks=True)
-    for library in sorted(system_libraries(tree)):
-        copy_library(library, root)
+    copied = [copy_library(library, root) for library in sorted(system_libraries(tree))]
+    record_debian_packages(sorted(set(copied)), root)
     executable = f"{prefix}/{tree.name}"
     (root / bindir.lstrip("/")).mkdir(parents=True, exist_ok=True)
     (root / bindir.lstrip("/") / tree.name).symlink_to(executable)
     (root / "etc").mkdir(exist_ok=True)
     (root / "etc" / "passwd").write_text(PASSWD, encoding="utf-8")
     (root / "etc" / "group").write_text(GROUP, encoding="utf-8")
+    shutil.copyfile(os.path.realpath("/etc/os-release"), root / "etc" / "os-release")
     (root / "tmp").mkdir(mode=0o1777)
     (root / "tmp").chmod(0o1777)
 

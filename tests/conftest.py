@@ -116,3 +116,23 @@ def cosign() -> Path:
     if not os.access(binary, os.X_OK):
         skip_or_fail(f"cosign not built ({binary} missing): run `make cosign`")
     return binary
+
+
+@pytest.fixture(scope="session")
+def syft() -> Path:
+    """The pinned syft (`make syft`; the SBOMs of tests/test_sbom.py). Missing: a skip locally, a failure
+    under CI=true."""
+    from tests.release import EXTRAS
+
+    binary: Path = EXTRAS.syft_binary()
+    if not os.access(binary, os.X_OK):
+        skip_or_fail(f"syft not built ({binary} missing): run `make syft`")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def release(helm: Path, syft: Path) -> Path:
+    """dist/ as `make dist` leaves it: the artefacts, the image archive, an SBOM each, SHA256SUMS over all."""
+    from tests.release import build_release
+
+    return build_release()
