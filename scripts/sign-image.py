@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_TLOG = ["--use-signing-config=false", "--tlog-upload=false"]
@@ -30,22 +31,26 @@ NO_TLOG = ["--use-signing-config=false", "--tlog-upload=false"]
 HTTP = ["--allow-http-registry", "--allow-insecure-registry"]
 
 
-def cosign_binary() -> Path:
-    """The pinned cosign, from scripts/sign-dist.py (the one place that reads tools/cosign/go.mod)."""
-    spec = importlib.util.spec_from_file_location("sign_dist", ROOT / "scripts" / "sign-dist.py")
+def load_script(name: str) -> ModuleType:
+    """scripts/<name> as a module (the scripts' names have dashes)."""
+    spec = importlib.util.spec_from_file_location(
+        name.replace("-", "_").removesuffix(".py"), ROOT / "scripts" / name
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    binary: Path = module.cosign_binary()
+    return module
+
+
+def cosign_binary() -> Path:
+    """The pinned cosign, from scripts/sign-dist.py (the one place that reads tools/cosign/go.mod)."""
+    binary: Path = load_script("sign-dist.py").cosign_binary()
     return binary
 
 
 def default_sbom() -> Path:
     """dist/kube-rehash-image-<version>.oci.tar.spdx.json, where scripts/dist-extras.py writes it."""
-    spec = importlib.util.spec_from_file_location("dist_extras", ROOT / "scripts" / "dist-extras.py")
-    assert spec and spec.loader
-    extras = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(extras)
+    extras = load_script("dist-extras.py")
     name = extras.image_archive_name(extras.BUILD_DIST.version()) + extras.SBOM_SUFFIX
     sbom: Path = extras.BUILD_DIST.DIST / name
     return sbom

@@ -7,7 +7,6 @@ A generated, password-protected key pair stands in for the release's. Marker `he
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.release import load_script
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.helm
@@ -23,11 +24,7 @@ pytestmark = pytest.mark.helm
 
 def cosign_binary() -> Path:
     """The pinned cosign, where scripts/sign-dist.py takes it from (.cache/cosign/<version>/cosign)."""
-    spec = importlib.util.spec_from_file_location("sign_dist", ROOT / "scripts" / "sign-dist.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    binary: Path = module.cosign_binary()
+    binary: Path = load_script("sign-dist.py").cosign_binary()
     return binary
 
 
