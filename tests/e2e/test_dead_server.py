@@ -147,6 +147,7 @@ def test_a_reader_that_closes_stdout_early_ends_the_run_quietly(cluster: Cluster
     )
 
 
+@pytest.mark.slow
 def test_run_piped_into_head_ends_quietly(tmp_path: Path) -> None:
     """The shell pipeline itself: `kube-rehash run -o json | head -c 10` prints 10 bytes and no traceback."""
     from rehash_simulator import Simulator

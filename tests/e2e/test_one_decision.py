@@ -13,6 +13,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from tests.e2e.conftest import Backend, configmap, deployment, env_from
 
 WATCH = "kube-rehash.io/watch"
@@ -44,6 +46,7 @@ def closed_window() -> str:
     return f"{other} 00:00-00:01"
 
 
+@pytest.mark.slow
 def test_explain_plan_and_run_agree_from_first_sight_through_changes(cluster: Backend) -> None:
     annotated = {
         "web": {WATCH: "true"},

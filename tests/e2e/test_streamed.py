@@ -132,6 +132,7 @@ def test_a_list_that_fails_in_the_walk_fails_its_kind_and_the_walk_goes_on(clust
     assert deployments == {"a-b"} and len([k for k in decided if k.startswith("Deployment/a-b/")]) == 8
 
 
+@pytest.mark.slow
 def test_lists_out_of_key_order_lose_no_workload_when_streamed(cluster: Backend) -> None:
     """A server whose lists are not in key order (an older watch cache, an aggregated API): the streamed
     walk sees the disorder, lists again and decides what it passed by, so every opted-in workload gets
