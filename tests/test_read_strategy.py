@@ -11,6 +11,8 @@ from reconcile.policy.reads import (
     choose,
     choose_cluster_sources,
     choose_kind_in_full,
+    keep_listing,
+    list_limit,
     request_seconds,
     requests_to_read,
 )
@@ -39,10 +41,13 @@ COSTS = Costs(PAGE)  # qps 0: requests and bytes both cost time
         (Read.SOURCE_METADATA, 40, 41, GET),
         (Read.SOURCE_METADATA, 41, 16 * 41, LIST),
         (Read.SOURCE_METADATA, 41, 16 * 41 + 1, GET),
-        (Read.SOURCE_METADATA, 41, None, LIST),  # the source reader then probes the size and asks again
-        # Source content: a list moves whole objects: at most 4 per wanted one.
-        (Read.SOURCE_CONTENT, 41, 4 * 41, LIST),
-        (Read.SOURCE_CONTENT, 41, 4 * 41 + 1, GET),
+        (Read.SOURCE_METADATA, 41, None, LIST),  # a list whose first page tells the size (BoundedList)
+        # Source content: a list moves whole objects: from 4 wanted, at most 8 per wanted one.
+        (Read.SOURCE_CONTENT, 3, 3, GET),
+        (Read.SOURCE_CONTENT, 4, None, LIST),
+        (Read.SOURCE_CONTENT, 12, 80, LIST),  # a first install's namespace: 1 request instead of 12
+        (Read.SOURCE_CONTENT, 41, 8 * 41, LIST),
+        (Read.SOURCE_CONTENT, 41, 8 * 41 + 1, GET),
     ],
 )
 def test_list_or_get_table(read: Read, wanted: int, total: int | None, way: Way) -> None:
@@ -91,10 +96,10 @@ LIMITED = Costs(PAGE, qps=20)  # the shipped rate: each request costs the budget
 @pytest.mark.parametrize(
     ("wanted", "total", "way"),
     [
-        (3, 3, GET),  # a probe and a list save little, and the probe is lost when the list is not chosen
+        (3, 3, GET),  # a list saves little, and its first page is lost when it proves too large
         (3, None, GET),
-        (4, None, LIST),  # worth probing the namespace's size
-        (12, 80, LIST),  # a first install's namespace: 2 requests instead of 12
+        (4, None, LIST),  # worth a list whose first page tells the namespace's size
+        (12, 80, LIST),  # a first install's namespace: 1 request instead of 12
         (12, 192, LIST),  # 16 per wanted one
         (12, 193, GET),  # sparser: the bytes it would waste stay bounded
         (600, 1200, LIST),
@@ -108,7 +113,41 @@ def test_at_a_rate_limit_content_is_listed_wherever_the_list_saves_requests(
     assert "at qps 20 each request costs 0.05 s" in choice.why
 
 
-def test_without_a_rate_limit_content_and_other_reads_weigh_as_before() -> None:
-    assert choose(Read.SOURCE_CONTENT, 12, 80, costs=COSTS).way is GET
+def test_without_a_rate_limit_content_lists_waste_fewer_bytes_and_other_reads_weigh_as_before() -> None:
+    assert choose(Read.SOURCE_CONTENT, 12, 96, costs=COSTS).way is LIST
+    assert choose(Read.SOURCE_CONTENT, 12, 97, costs=COSTS).way is GET  # at qps 0 bytes cost time
+    assert choose(Read.SOURCE_CONTENT, 12, 97, costs=LIMITED).way is LIST
     assert choose(Read.SOURCE_METADATA, 12, 80, costs=LIMITED).way is GET  # metadata: one bound for both
     assert choose(Read.WORKLOADS, 2, 3, costs=LIMITED).way is LIST
+
+
+@pytest.mark.parametrize(
+    ("read", "wanted", "costs", "limit"),
+    [
+        (Read.SOURCE_CONTENT, 12, COSTS, 96),  # 8 per wanted one
+        (Read.SOURCE_CONTENT, 12, LIMITED, 192),  # 16 at a rate limit
+        (Read.SOURCE_CONTENT, 100, LIMITED, PAGE),  # never more than a page
+        (Read.SOURCE_METADATA, 41, COSTS, PAGE),
+        (Read.SOURCE_METADATA, 20, Costs(10), 10),  # the configured page size
+    ],
+)
+def test_a_list_of_unknown_size_asks_its_first_page_for_at_most_the_bound(
+    read: Read, wanted: int, costs: Costs, limit: int
+) -> None:
+    assert list_limit(read, wanted, costs=costs) == limit
+
+
+@pytest.mark.parametrize(
+    ("wanted", "listed", "remaining", "goes_on"),
+    [
+        (50, 500, 200, True),  # 700 objects for 50 wanted: 14 per wanted one, within 16
+        (50, 500, 301, False),  # 801: over 16 per wanted one; the rest is read by name
+        (40, 500, None, True),  # the server did not say: on while at most 16 per wanted one were listed
+        (40, 640, None, False),
+    ],
+)
+def test_a_list_started_blind_goes_on_while_the_collection_is_worth_a_list(
+    wanted: int, listed: int, remaining: int | None, goes_on: bool
+) -> None:
+    read = Read.SOURCE_CONTENT
+    assert keep_listing(read, wanted, listed=listed, remaining=remaining, costs=LIMITED) is goes_on

@@ -17,7 +17,7 @@ import logging
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
-from typing import Any, Literal, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
 from reconcile.kube.client import KubeClient, namespace_exclusions
@@ -34,6 +34,7 @@ from reconcile.model.sources import (
     flag_keys,
     read_meta,
 )
+from reconcile.pipeline.bounded_list import BoundedList
 from reconcile.pipeline.stream import NamespaceStream, take_each
 from reconcile.policy.reads import Costs, FetchMode, Read, choose, choose_cluster_sources
 
@@ -43,6 +44,14 @@ HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+class Plan(NamedTuple):
+    """How a namespace's sources of a kind are read: `lists`, or GETs by name; `blind`: the namespace's size
+    is not known, so the list is a `BoundedList` for this many wanted objects."""
+
+    lists: bool
+    blind: int | None = None
 
 
 def gather(executor: Executor, fn: Callable[[T], R], items: Iterable[T]) -> tuple[list[tuple[T, R]], bool]:
@@ -94,7 +103,7 @@ class SourceReader:
         # This pass's label-selector lists of the current namespace, (namespace, kind, selector) -> name ->
         # metadata: one list per namespace and selector, shared by every workload and batch using it.
         self._selections: dict[tuple[str, str, str], dict[str, SourceMeta]] = {}
-        # Objects per (namespace, kind), probed once per pass where a list is considered.
+        # Objects per (namespace, kind), counted from this pass's cluster-wide lists.
         self._counts: dict[tuple[str, str], int | None] = {}
         # Recorded sources per (namespace, kind) of the pass's trusted workloads (`expect`).
         self._expected: Mapping[tuple[str, str], int] = {}
@@ -215,38 +224,56 @@ class SourceReader:
         *,
         search: bool = False,
         content: bool = False,
-    ) -> Literal["list", "get"]:
+    ) -> Plan:
         """How to read `names` of a kind in a namespace: one list of the namespace, or GETs by name (the read
         strategy decides: `policy.reads`). Metadata is wanted for every source the whole pass wants there,
-        as one list serves every batch of the namespace; content for what this batch wants."""
+        as one list serves every batch of the namespace; content for what this batch wants. Where the
+        namespace's size is not known, the list's own first page tells it (`BoundedList`)."""
         if search:
-            return "list"
+            return Plan(lists=True)
         wanted = len(names) if content else max(len(names), self._expected.get((namespace, kind), 0))
         read = Read.SOURCE_CONTENT if content else Read.SOURCE_METADATA
         costs = costs_of(self.client)
         choice = choose(read, wanted, None, costs=costs, mode=self.mode)
+        plan = Plan(lists=choice.lists)
         if choice.lists and self.mode == "auto":  # worth a list by count: the namespace's size decides
-            choice = choose(read, wanted, self._count(namespace, kind), costs=costs)
+            total = self._count(namespace, kind)
+            if total is None:
+                plan = Plan(lists=True, blind=wanted)
+            else:
+                choice = choose(read, wanted, total, costs=costs)
+                plan = Plan(lists=choice.lists)
         log.info("%s of %ss in %s: %s (%s)", read, kind, namespace, choice.way, choice.why)
-        return "list" if choice.lists else "get"
+        return plan
 
     def _count(self, namespace: str, kind: str) -> int | None:
-        """Objects of a kind in the namespace: from this pass's list of it, or its cluster-wide list, where
-        there is one, else from a `limit=1` metadata list (None: the server did not say, or the probe failed;
-        the caller then lists, as it would without the probe)."""
-        key = (namespace, kind)
+        """Objects of a kind in the namespace, from this pass's list of it or its cluster-wide list, where
+        there is one (None: not known)."""
         known = self._known_list(namespace, kind)
         if known is not None:  # the same filter as a content list of the kind (Helm releases left out)
             return len(known)
-        if key not in self._counts:
-            try:
-                self._counts[key] = self._size(RESOURCES[kind].collection_path(namespace))
-            except PassCut:
-                raise
-            except RehashError as exc:
-                log.info("counting the %ss of %s failed (%s)", kind, namespace, exc)
-                self._counts[key] = None
-        return self._counts[key]
+        return self._counts.get((namespace, kind))
+
+    def _items(
+        self, namespace: str, kind: str, plan: Plan, *, content: bool
+    ) -> Iterable[dict[str, Any]] | BoundedList:
+        """The items of the namespace's list of a kind (Helm releases filtered out), as the plan says."""
+        path = RESOURCES[kind].collection_path(namespace)
+        selector = HELM_RELEASE_FILTER if kind == "secret" else None
+        if plan.blind is None:
+            return self.client.list_items(path, field_selector=selector, metadata_only=not content)
+        read = Read.SOURCE_CONTENT if content else Read.SOURCE_METADATA
+        costs = costs_of(self.client)
+        only_metadata = not content
+        return BoundedList(
+            self.client,
+            path,
+            read,
+            plan.blind,
+            costs=costs,
+            field_selector=selector,
+            metadata_only=only_metadata,
+        )
 
     def _size(self, path: str) -> int | None:
         """Objects in the collection at `path`, from a `limit=1` metadata list (None: not told)."""
@@ -312,10 +339,12 @@ class SourceReader:
             if not search and self._from_cluster(result, kind, names):
                 continue
             listed = self._known_list(namespace, kind)
+            whole = listed is not None
             if listed is None:
                 try:
-                    if self.plan_kind(namespace, kind, names, search=search) == "list":
-                        listed = self._list(namespace, kind)
+                    plan = self.plan_kind(namespace, kind, names, search=search)
+                    if plan.lists:
+                        listed, whole = self._list(namespace, kind, plan)
                 except PassCut:
                     result.cut = True
                     return result
@@ -323,9 +352,12 @@ class SourceReader:
                     result.broken[SourceKey.whole(kind)] = exc
             if listed is not None:
                 result.found.update({SourceKey(kind, n): m for n, m in listed.items()})
-                result.listed.add(kind)
-                result.searched.add(kind)
-                names = self._unlisted(result, kind, names)
+                if whole:
+                    result.listed.add(kind)
+                    result.searched.add(kind)
+                    names = self._unlisted(result, kind, names)
+                else:
+                    names = {n for n in names if n not in listed}
             self._get_each(result, kind, names, content=False)
         return result
 
@@ -369,18 +401,29 @@ class SourceReader:
         filtered out of the list), so confirm those by name; a missing ConfigMap is absent."""
         return {n for n in names if SourceKey(kind, n) not in result.found} if kind == "secret" else set()
 
-    def _list(self, namespace: str, kind: str) -> dict[str, SourceMeta]:
-        """The metadata of every object of a kind in the namespace (Helm releases filtered out), kept for
-        the namespace's later batches in this pass."""
-        path = RESOURCES[kind].collection_path(namespace)
-        selector = HELM_RELEASE_FILTER if kind == "secret" else None
+    def _list(self, namespace: str, kind: str, plan: Plan) -> tuple[dict[str, SourceMeta], bool]:
+        """The metadata of the objects of a kind in the namespace (Helm releases filtered out), and whether
+        that is every one of them; a whole list is kept for the namespace's later batches in this pass."""
+        items = self._items(namespace, kind, plan, content=False)
         listed: dict[str, SourceMeta] = {}
-        for item in self.client.list_items(path, field_selector=selector, metadata_only=True):
+        for item in items:
             meta = read_meta(kind, item, self.interesting)
             if meta is not None:
                 listed[meta.name] = meta
-        self._remember(namespace, kind, listed)
-        return listed
+        whole = self._settle(namespace, kind, items)
+        if whole:
+            self._remember(namespace, kind, listed)
+        return listed, whole
+
+    def _settle(self, namespace: str, kind: str, items: object) -> bool:
+        """Whether a list of the namespace's objects of a kind showed every one; a list stopped early keeps
+        the size its pages told, for the namespace's later batches."""
+        if not isinstance(items, BoundedList):
+            return True
+        if items.total is not None:
+            with self._lock:
+                self._counts[(namespace, kind)] = items.total
+        return items.whole
 
     def contents(self, namespace: str, wants: Mapping[SourceKey, Collection[Selection]]) -> NamespaceSources:
         """The content tokens of the wanted sources for each key selection, with their identity: by name,
@@ -393,9 +436,12 @@ class SourceReader:
         for kind, wanted in sorted(by_kind.items()):
             names = wanted
             try:
-                if self.plan_kind(namespace, kind, names, content=True) == "list":
-                    self._list_contents(result, kind, wants)
-                    names = self._unlisted(result, kind, wanted)
+                plan = self.plan_kind(namespace, kind, names, content=True)
+                if plan.lists:
+                    hashed = self._list_contents(result, kind, wants, plan)
+                    names = {n for n in wanted if n not in hashed}
+                    if kind in result.listed:
+                        names = self._unlisted(result, kind, wanted)
             except PassCut:
                 result.cut = True
                 return result
@@ -405,13 +451,18 @@ class SourceReader:
         return result
 
     def _list_contents(
-        self, result: NamespaceSources, kind: str, wants: Mapping[SourceKey, Collection[Selection]]
-    ) -> None:
-        path = RESOURCES[kind].collection_path(result.namespace)
-        selector = HELM_RELEASE_FILTER if kind == "secret" else None
+        self,
+        result: NamespaceSources,
+        kind: str,
+        wants: Mapping[SourceKey, Collection[Selection]],
+        plan: Plan,
+    ) -> set[str]:
+        """Hash the wanted sources a content list of the namespace shows; the names it showed. Only a whole
+        list marks the kind listed (a name it did not show is absent) and serves later batches."""
         seen: dict[SourceKey, dict[str, Any]] = {}
         listed: dict[str, SourceMeta] = {}
-        for item in self.client.list_items(path, field_selector=selector):
+        items = self._items(result.namespace, kind, plan, content=True)
+        for item in items:
             meta = read_meta(kind, item, self.interesting)
             if meta is None:
                 continue
@@ -419,10 +470,12 @@ class SourceReader:
             result.found[key] = listed[meta.name] = meta
             if key in wants:
                 seen[key] = item
-        result.listed.add(kind)
-        self._remember(result.namespace, kind, listed)
+        if self._settle(result.namespace, kind, items):
+            result.listed.add(kind)
+            self._remember(result.namespace, kind, listed)
         for key, obj in seen.items():
             self._hash(result, key, obj, wants[key])
+        return {key.name for key in seen}
 
     def _get_each(
         self,

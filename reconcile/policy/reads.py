@@ -59,7 +59,7 @@ class Bound:
     """... and only where the collection holds at most this many objects per wanted one."""
     blind_more_than: int = 40
     """Where the collection's size is unknown, a list only for more wanted objects than this (a source
-    reader then probes the size with a `limit=1` list and asks again)."""
+    reader then lists at most `ratio` objects per wanted one: `list_limit`, `keep_listing`)."""
     limited: Bound | None = None
     """The bound at a rate limit, where requests are what the budget pays for (None: the same)."""
 
@@ -68,21 +68,23 @@ class Bound:
 # - source metadata: up to 40 names, parallel GETs over kept-alive connections beat a list; a list is worth
 #   it where the namespace (or cluster) holds at most 16 objects per wanted one (a metadata GET moves ~300
 #   bytes plus ~1 KB of request headers, a list item ~40 bytes once the page is gzipped);
-# - source content: a list moves every object in full, so at most 4 per wanted one (a namespace of 6,400
-#   ConfigMaps cut into 16 batches was otherwise listed in full 16 times at first sight: 550 MB);
+# - source content: a list moves every object in full; it is worth it from 4 wanted objects where the
+#   namespace holds at most 8 per wanted one (at qps 0 bytes cost time as requests do), 16 at a rate limit
+#   (each GET costs the budget 1/qps s, a wasted object a few KB). A list of a namespace whose size is not
+#   known asks for at most that many objects in its first page, which tells the size (no `limit=1` probe
+#   first: at 10x the benchmark's cluster the probes were 2,000 of a first install's requests). A first
+#   install then reads a namespace's sources with one list per kind, not a GET per referenced source
+#   (docs/performance.md, "Time budget and the shipped defaults"). A namespace of 6,400 ConfigMaps cut into
+#   16 batches was once listed in full by every batch at first sight (550 MB); now the first batch's first
+#   page shows it too large, and every batch reads by name;
 # - workloads in full (to decide them, or for the status of rollouts we started): a list of the
 #   namespace's objects of the kind as soon as it saves requests and moves at most 4 objects per wanted
 #   one (a Deployment is a few KB; at the shipped qps 20 a GET costs the budget 50 ms: 120 Deployments of
 #   one namespace changed at once are one list, not 120 GETs).
-# - source content at a rate limit (the shipped qps 20): each GET costs the budget 50 ms and a wasted object
-#   of a list a few KB, so a namespace's content list where the probe and the list (2 requests) save
-#   requests even when the probe finds the namespace too large (more than 3 wanted) and the list moves at
-#   most 16 objects per wanted one. A first install then reads a namespace's
-#   sources with a list per kind, not a GET per referenced source (docs/performance.md, "Defaults").
 BOUNDS = {
     Read.SOURCE_METADATA: Bound(more_than=40, ratio=16),
     Read.SOURCE_CONTENT: Bound(
-        more_than=40, ratio=4, limited=Bound(more_than=3, ratio=16, blind_more_than=3)
+        more_than=3, ratio=8, blind_more_than=3, limited=Bound(more_than=3, ratio=16, blind_more_than=3)
     ),
     Read.WORKLOADS: Bound(more_than=1, ratio=4),
 }
@@ -116,13 +118,34 @@ def choose(read: Read, wanted: int, total: int | None, *, costs: Costs, mode: Fe
     `mode` is the `fetch` setting for sources (`list`/`get` force the way); workloads ignore it."""
     if read is not Read.WORKLOADS and mode != "auto":
         return Choice(Way(mode), f"fetch: {mode}")
-    bound = BOUNDS[read]
-    if costs.rate_limited and bound.limited is not None:
-        choice = weigh(bound.limited, wanted, total, costs.page)
+    choice = weigh(bound_of(read, costs), wanted, total, costs.page)
+    if costs.rate_limited and BOUNDS[read].limited is not None:
         return Choice(
             choice.way, f"{choice.why}; at qps {costs.qps:g} each request costs {1 / costs.qps:.3g} s"
         )
-    return weigh(bound, wanted, total, costs.page)
+    return choice
+
+
+def bound_of(read: Read, costs: Costs) -> Bound:
+    """The bound a read is weighed by at these costs."""
+    bound = BOUNDS[read]
+    return bound.limited if costs.rate_limited and bound.limited is not None else bound
+
+
+def list_limit(read: Read, wanted: int, *, costs: Costs) -> int:
+    """The `limit` of the first page of a list started where the collection's size is unknown: at most
+    `ratio` objects per wanted one, so that page alone tells whether a list is worth it (no continue token:
+    it was the whole list) and wastes no more than a list the bound allows, with no probe before it."""
+    return max(1, min(costs.page, bound_of(read, costs).ratio * wanted))
+
+
+def keep_listing(read: Read, wanted: int, *, listed: int, remaining: int | None, costs: Costs) -> bool:
+    """Whether a list started blind goes on after `listed` objects, with `remaining` more to come (None: the
+    server did not say): while the whole collection is worth a list. Stopped, the wanted objects its pages
+    did not show are read by name."""
+    if remaining is None:
+        return listed < bound_of(read, costs).ratio * wanted
+    return choose(read, wanted, listed + remaining, costs=costs).lists
 
 
 def choose_cluster_sources(wanted: int, total: int | None, *, costs: Costs) -> Choice:
@@ -139,7 +162,10 @@ def weigh(bound: Bound, wanted: int, total: int | None, page: int) -> Choice:
     if total is None:
         if wanted <= bound.blind_more_than:
             return Choice(Way.GET, f"{wanted} wanted of a collection of unknown size")
-        return Choice(Way.LIST, f"{wanted} wanted of a collection of unknown size")
+        return Choice(
+            Way.LIST,
+            f"{wanted} wanted of a collection of unknown size: a list of at most {bound.ratio} a wanted one",
+        )
     if pages(total, page) >= wanted:
         return Choice(Way.GET, f"{wanted} wanted: a list of {total} costs {pages(total, page)} pages")
     if total > bound.ratio * wanted:

@@ -3,7 +3,9 @@
 Seen at the benchmark's size (80% of a cluster in one namespace): every batch of 50 workloads listed the
 namespace's ConfigMaps and Secrets again, with content at first sight (741 MB for one first pass). Now a
 batch reads content by name unless the namespace holds few objects per wanted one, and a namespace's
-metadata list serves all of its batches in the pass. Counted in the simulator's request log.
+metadata list serves all of its batches in the pass. A namespace's size is not probed first: the first page
+of its list asks for at most the bound's objects and tells the size (pipeline/bounded_list.py). Counted in
+the simulator's request log.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from reconcile.policy.triage import BATCH_SIZE
 from tests.e2e.conftest import Backend, configmap, deployment, env_from
 
 CONTENT_LIST_RATIO = BOUNDS[Read.SOURCE_CONTENT].ratio
+METADATA_LIST_RATIO = BOUNDS[Read.SOURCE_METADATA].ratio
 
 pytestmark = pytest.mark.sim_only("counts list pages and GETs in the simulator's request log")
 
@@ -39,7 +42,7 @@ def seed(cluster: Backend) -> None:
 
 
 def collection_reads(cluster: Backend) -> list[Any]:
-    """Every request for the namespace's ConfigMap collection (list pages and the size probe)."""
+    """Every request for the namespace's ConfigMap collection (list pages)."""
     return [e for e in cluster.sim.log.entries(method="GET") if e.path == COLLECTION]
 
 
@@ -48,19 +51,23 @@ def configmap_gets(cluster: Backend) -> list[str]:
 
 
 @pytest.mark.slow
-def test_first_sight_in_a_large_namespace_reads_content_by_name_not_a_list_per_batch(
+def test_first_sight_in_a_large_namespace_reads_content_by_name_after_one_bounded_page(
     cluster: Backend,
 ) -> None:
-    """Without a rate limit (qps 0) bytes cost time as requests do: no content list wasting most of it."""
+    """Without a rate limit (qps 0) bytes cost time as requests do: no content list wasting most of it. The
+    first batch's list asks for at most 8 objects per wanted one; its first page shows the namespace holds
+    more, so the list stops there, and every batch reads what that page did not show by name."""
     assert (WORKLOADS + UNREFERENCED) > CONTENT_LIST_RATIO * BATCH_SIZE  # a batch's list would be wasteful
     seed(cluster)
     result = cluster.run("-n", NS, env=UNLIMITED)
     assert result.code == 0, result.stderr
     assert set(result.actions().values()) == {"adopt"} and len(result.actions()) == WORKLOADS
-    # Content: each referenced ConfigMap downloaded once, by name; the namespace never listed in full.
+    # Content: each referenced ConfigMap downloaded once; the first page (key order: cm-* before other-*)
+    # held the first batch's 50, the rest came by name; the namespace never listed in full.
+    limit = CONTENT_LIST_RATIO * BATCH_SIZE
+    assert [e.query for e in collection_reads(cluster)] == [{"limit": str(limit)}]
     gets = configmap_gets(cluster)
-    assert sorted(gets) == [f"{COLLECTION}/cm-{i:03d}" for i in range(WORKLOADS)]
-    assert [e.query for e in collection_reads(cluster)] == [{"limit": "1"}]  # one size probe, no list
+    assert sorted(gets) == [f"{COLLECTION}/cm-{i:03d}" for i in range(BATCH_SIZE, WORKLOADS)]
     assert result.report["configs_fetched"] == WORKLOADS
     # Workloads: one metadata list to find them, one full list for their specs; not one per batch.
     lists = [
@@ -98,8 +105,8 @@ def test_first_sight_at_the_shipped_rate_lists_content_where_that_saves_the_budg
     assert sorted(configmap_gets(cluster)) == [f"{COLLECTION}/cm-{i:03d}" for i in last]
     reads = collection_reads(cluster)
     starts = [e.query for e in reads if "continue" not in e.query]
-    assert starts == [{"limit": "1"}] + [{"limit": "500"}] * 2  # one probe, then a list per full batch
-    assert len(reads) + len(last) <= 1 + 2 * 2 + 40 < WORKLOADS  # 700 objects: two pages a list
+    assert starts == [{"limit": "500"}] * 2  # a list per full batch; the first's pages told the size
+    assert len(reads) + len(last) <= 2 * 2 + 40 < WORKLOADS  # 700 objects: two pages a list
     assert result.report["configs_fetched"] == WORKLOADS
 
 
@@ -114,7 +121,8 @@ def test_a_steady_pass_lists_a_large_namespace_once_for_all_its_batches(cluster:
         assert set(result.actions().values()) == {"in-sync"}
         reads = collection_reads(cluster)
         starts = [e.query for e in reads if "continue" not in e.query]
-        assert starts == [{"limit": "1"}, {"limit": "500"}]  # one probe, then one paged metadata list
+        assert starts == [{"limit": "500"}]  # one paged metadata list, no size probe before it
+        assert WORKLOADS + UNREFERENCED <= METADATA_LIST_RATIO * WORKLOADS
         assert all("as=PartialObjectMetadataList" in e.accept for e in reads)
         assert configmap_gets(cluster) == [] and cluster.writes() == []
 
@@ -130,4 +138,4 @@ def test_a_change_in_a_large_namespace_downloads_only_the_changed_source(cluster
     assert [k for k, a in result.actions().items() if a != "in-sync"] == [f"Deployment/{NS}/app-123"]
     assert result.actions()[f"Deployment/{NS}/app-123"] == "rollout"
     assert configmap_gets(cluster) == [f"{COLLECTION}/cm-123"]
-    assert len([e for e in collection_reads(cluster) if "continue" not in e.query]) == 2
+    assert len([e for e in collection_reads(cluster) if "continue" not in e.query]) == 1
