@@ -124,43 +124,76 @@ def defaults_table(d: dict[str, Any]) -> list[str]:
     return lines
 
 
-def defaults_checks(d: dict[str, Any], steady_floor: dict[str, Any] | None) -> list[tuple[str, bool, str]]:
+# Passes the first install may take at the shipped defaults: one at 1x; at 10x (10,000 adoption writes at
+# 20 requests per second are 500 s of a 240 s budget) three, the fewest its writes allow.
+FIRST_PASSES = {1: 1}
+FIRST_PASSES_LARGE = 3
+
+
+def defaults_checks(
+    d: dict[str, Any], steady_floor: dict[str, Any] | None, factor: int = 1
+) -> list[tuple[str, bool, str]]:
     first = d["first"]
-    one = first[0]
+    one, last = first[0], first[-1]
+    passes = FIRST_PASSES.get(factor, FIRST_PASSES_LARGE)
+    adopted = sum(r["summary"]["adopt"] for r in first)
+    label = f"shipped defaults, {factor}x"
     out = [
         (
-            "shipped defaults: the first install completes in one pass within the budget",
-            len(first) == 1
-            and one["summary"]["adopt"] == one["summary"]["workloads"]
-            and one["wall_s"] <= TIMEOUT,
-            f"{len(first)} pass(es); pass 1: {one['summary']['adopt']} of "
-            f"{one['summary']['workloads']} adopted in {one['wall_s']:.1f} s",
+            f"{label}: the first install completes in at most {passes} pass(es) within the budget",
+            len(first) <= passes
+            and last["summary"]["deferred"] == 0
+            and adopted == one["summary"]["workloads"]
+            and all(r["wall_s"] <= TIMEOUT + 5 for r in first),
+            f"{len(first)} pass(es), {sum(r['requests'] for r in first)} requests; {adopted} of "
+            f"{one['summary']['workloads']} adopted; walls "
+            + ", ".join(f"{r['wall_s']:.1f}" for r in first)
+            + " s",
         ),
         (
-            "shipped defaults: first install requests ≤ the naive script's first pass",
-            one["requests"] <= d["naive_first"]["requests"],
-            f"{one['requests']} vs {d['naive_first']['requests']}",
+            f"{label}: first install requests ≤ the naive script's first pass",
+            sum(r["requests"] for r in first) <= d["naive_first"]["requests"],
+            f"{sum(r['requests'] for r in first)} vs {d['naive_first']['requests']}",
         ),
     ]
     change = d["change"]
+    rolled = change["summary"]["rollout"]
     out.append(
         (
-            "shipped defaults: the change pass reads content only for the changed sources",
+            f"{label}: the change pass reads content only for the changed sources",
             change["content_gets"] == d["changed_sources"]
             and change.get("content_gets_are_changed_sources", False),
             f"{d['changed_sources']} changed, {change['content_gets']} content GETs",
+        )
+    )
+    out.append(
+        (
+            f"{label}: a 5% change is rolled in one pass",
+            change["summary"]["deferred"] == 0 and not change.get("budget_exhausted"),
+            f"{rolled} rolled, {change['summary']['deferred']} deferred, {change['requests']} requests in "
+            f"{change['wall_s']:.1f} s",
         )
     )
     if steady_floor:
         steady = d["steady"]
         ratio = steady["bytes"] / steady_floor["bytes"]
         limit = 1.5 * steady_floor["wall_s"] + 0.5
-        out.append(("shipped defaults: steady bytes ≤ 1.1 x floor", ratio <= 1.1, f"{ratio:.3f} x floor"))
+        out.append((f"{label}: steady bytes ≤ 1.1 x floor", ratio <= 1.1, f"{ratio:.3f} x floor"))
         out.append(
             (
-                "shipped defaults: steady wall ≤ 1.5 x floor + 0.5 s",
+                f"{label}: steady wall ≤ 1.5 x floor + 0.5 s",
                 steady["wall_s"] <= limit,
                 f"{steady['wall_s']:.2f} s vs {limit:.2f} s (floor at qps 0)",
+            )
+        )
+        # The floor of a change: the steady floor, one GET per changed source, one patch and one Event per
+        # rollout.
+        floor = steady_floor["requests"] + d["changed_sources"] + 2 * rolled
+        out.append(
+            (
+                f"{label}: change requests ≤ the floor's + one Event per rollout",
+                change["requests"] <= floor,
+                f"{change['requests']} vs {floor}",
             )
         )
     return out

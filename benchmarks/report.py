@@ -134,14 +134,13 @@ def checks(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
         # sources (the fetch planner's choice beyond 40 names) where the unsharded `get` pass reads by name.
         label = f"skewed ({skewed['shape']['skew']:.0%} in one namespace): "
         out.append(shard_workloads_check(skewed, label))
-    defaults = results.get("defaults")
-    if defaults:
-        floor = (
-            (one or {}).get("steady", {}).get("floor")
-            if defaults["shape"] == (one or {}).get("shape")
-            else None
-        )
-        out.extend(defaults_checks(defaults, floor))
+    by_scale = results.get("defaults_scales") or (
+        {"1": results["defaults"]} if results.get("defaults") else {}
+    )
+    for factor, defaults in by_scale.items():
+        same = results["scales"].get(factor) or {}
+        floor = same.get("steady", {}).get("floor") if defaults["shape"] == same.get("shape") else None
+        out.extend(defaults_checks(defaults, floor, int(factor)))
     return out
 
 
@@ -308,9 +307,11 @@ def summarize(results: dict[str, Any]) -> str:
         lines.append(f"## shards, 1x with {share:.0%} of the workloads in one namespace — steady")
         lines.extend(shard_table(skewed))
         lines.append("")
-    defaults = results.get("defaults")
-    if defaults:
-        lines.append(f"## shipped defaults (qps 20, timeout 240), {defaults['shape']['workloads']} workloads")
+    for factor, defaults in (results.get("defaults_scales") or {"1": results.get("defaults")}).items():
+        if not defaults:
+            continue
+        workloads = defaults["shape"]["workloads"]
+        lines.append(f"## shipped defaults (qps 20, timeout 240), {factor}x: {workloads} workloads")
         lines.extend(defaults_table(defaults))
         lines.append("")
     real = results.get("real")

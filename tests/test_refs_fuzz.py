@@ -182,6 +182,7 @@ def test_watch_equals_pod_spec_references(pod_spec: Any) -> None:
 
 @FUZZ
 @given(pod_spec=pod_specs)
+@pytest.mark.slow
 def test_container_and_volume_order_does_not_matter(pod_spec: Any) -> None:
     if not isinstance(pod_spec, dict):
         return
@@ -191,6 +192,7 @@ def test_container_and_volume_order_does_not_matter(pod_spec: Any) -> None:
 
 @FUZZ
 @given(annotations=annotation_maps, pod_spec=pod_specs, config=discovery_settings)
+@pytest.mark.slow
 def test_adding_watch_only_adds_references(
     annotations: Any, pod_spec: Any, config: DiscoverySettings
 ) -> None:

@@ -85,6 +85,7 @@ def test_a_closed_port_exits_4_within_5_seconds_naming_the_address(tmp_path: Pat
     assert "WARNING" in lines[0] and f"API server {server}: connection refused on GET /version" in lines[0]
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_logs_each_retry_at_the_default_verbosity(
     tmp_path: Path, silent_server: int
 ) -> None:

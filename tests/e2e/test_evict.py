@@ -39,6 +39,7 @@ def evictions(cluster: Backend) -> list[str]:
     return [e.path.split("/")[-2] for e in cluster.requests("POST") if e.path.endswith("/eviction")]
 
 
+@pytest.mark.slow
 def test_an_operator_owned_deployment_is_restarted_by_eviction_pod_by_pod_without_a_template_change(
     cluster: Backend,
 ) -> None:
@@ -89,6 +90,7 @@ def test_the_tool_never_deletes_a_pod_and_evicts_only_pods_older_than_the_change
     assert all(b["apiVersion"] == "policy/v1" and b["kind"] == "Eviction" for b in bodies)
 
 
+@pytest.mark.slow
 def test_a_disruption_budget_that_allows_nothing_keeps_every_pod_and_names_the_budget(
     cluster: Backend,
 ) -> None:
@@ -151,6 +153,7 @@ def test_a_server_dry_run_asks_for_the_evictions_with_dry_run_and_keeps_every_po
     assert row(cluster.run())["action"] == "rollout"  # the real pass still has the work to do
 
 
+@pytest.mark.slow
 def test_min_interval_counts_from_the_end_of_a_restart_by_eviction(cluster: Backend) -> None:
     rs = seed(cluster, replicas=1, stray=False)
     cluster.edit(

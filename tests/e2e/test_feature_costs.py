@@ -67,6 +67,7 @@ def test_a_steady_pass_of_workloads_using_no_new_feature_sends_what_it_sent_befo
     ]
 
 
+@pytest.mark.slow
 def test_csi_and_workload_ref_workloads_elsewhere_leave_the_others_requests_as_they_were(
     cluster: Backend,
 ) -> None:

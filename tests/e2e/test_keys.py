@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import Backend, configmap, deployment, env_from, secret, template_hash
 
 ROW = "Deployment/shop/web"
@@ -50,6 +52,7 @@ def test_adopted_unkeyed_then_run_keyed_re_records_without_a_rollout(cluster: Ba
     change_and_roll_once(cluster, keyed)
 
 
+@pytest.mark.slow
 def test_rolled_under_key_a_then_run_under_key_b_names_the_key_and_never_rolls(cluster: Backend) -> None:
     seed(cluster)
     key_a = key_file(cluster, "a", "key-a-0123456789abcdef0123456789")

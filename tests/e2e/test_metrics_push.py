@@ -25,6 +25,7 @@ PER_WORKLOAD = "kube_rehash_workload_last_rollout_timestamp_seconds"
 
 
 @pytest.mark.sim_only("what is proven is the push of a pass's outcome, the same on either server")
+@pytest.mark.slow
 def test_a_pass_pushes_undelivered_notifications_and_the_opt_in_rolled_workloads(
     cluster: Backend, receiver: Receiver, gateway: str
 ) -> None:
