@@ -109,3 +109,25 @@ def test_many_names_metadata_is_one_paged_list_without_a_probe(
     assert calls(mock) == [f"GET {CONFIGMAPS}?limit=500"]
     assert mock.calls[0].request.headers["Accept"] == META_LIST
     assert len(sources.found) == 41 and sources.is_absent(SourceKey("configmap", "gone"))
+
+
+def test_a_metadata_list_stopped_early_leaves_the_names_it_did_not_show_to_gets(
+    stage: ReadStage, mock: responses.RequestsMock
+) -> None:
+    shown = [f"cm-{i:03d}" for i in range(500)]
+    wanted = set(shown[:40]) | {"zz-late", "zz-gone"}  # 42 names: a list is worth considering
+    more = 1000  # 1,500 objects for 42 wanted: over 16 per wanted one
+    body = page([cm(n) for n in shown], token="t1")
+    body["metadata"]["remainingItemCount"] = more
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=body)
+    mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/zz-gone", status=404, json=status(404, "NotFound"))
+    mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/zz-late", json=cm("zz-late"))
+    sources = stage.read_metadata("shop", {"configmap": wanted}, frozenset())
+    assert calls(mock) == [
+        f"GET {CONFIGMAPS}?limit=500",
+        f"GET {CONFIGMAPS}/zz-gone",
+        f"GET {CONFIGMAPS}/zz-late",
+    ]
+    assert SourceKey("configmap", "zz-late") in sources.found
+    assert sources.absent == {SourceKey("configmap", "zz-gone")}
+    assert not sources.is_absent(SourceKey("configmap", "not-wanted-and-not-shown"))
