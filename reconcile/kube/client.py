@@ -306,13 +306,18 @@ class KubeClient:
             limit=limit,
             lazy=True,
         )
-        last: str | None = None
+        last: str | None = None  # the key of the last item yielded, taken only once the list fell back
+        previous: Mapping[str, Any] | None = None
         for page in pager:
+            if pager.fell_back and last is None and previous is not None:
+                last = storage_key(previous)
             for item in page.get("items") or []:
-                key = storage_key(item)
-                if pager.fell_back and last is not None and key <= last:
-                    continue
-                last = key
+                if last is not None:
+                    key = storage_key(item)
+                    if key <= last:
+                        continue
+                    last = key
+                previous = item
                 yield item
 
     def patch(

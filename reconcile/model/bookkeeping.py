@@ -207,11 +207,25 @@ def parse_row(row: Any, *, named: bool) -> SourceRecord | None:
     if not isinstance(row, list):
         return None
     names: Any = row[6] if named and len(row) == 7 else []
-    if len(row) != 6 + (names != []) or not all(isinstance(x, str) for x in row[:6]):
-        return None
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+    if len(row) != 6 + (names != []):
         return None
     kind, name, uid, version, selection, token = row[:6]
+    # Spelled out, not `all(...)` over the row: this runs for every record of every listed workload.
+    if not (
+        isinstance(kind, str)
+        and isinstance(name, str)
+        and isinstance(uid, str)
+        and isinstance(version, str)
+        and isinstance(selection, str)
+        and isinstance(token, str)
+    ):
+        return None
+    if not isinstance(names, list):
+        return None
+    if not names:
+        return SourceRecord(intern(kind), name, uid, version, intern(selection), token)
+    if not all(isinstance(n, str) for n in names):
+        return None
     keys = tuple(sorted(intern(n) for n in names))  # key names repeat across workloads: one string each
     return SourceRecord(intern(kind), name, uid, version, intern(selection), token, keys)
 
