@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import json
 import re
-from sys import intern
 from collections.abc import Callable, Iterator
+from sys import intern
 from typing import Any
 
 _DECODER = json.JSONDecoder()
