@@ -253,7 +253,8 @@ class KubeClient:
         lazy: bool = False,
     ) -> ListPager:
         """Pages of a collection GET (`limit` defaults to `page_size`); see ListPager about expired tokens.
-        `lazy`: each page's `items` are decoded one by one as they are iterated (kube/pages.py)."""
+        `lazy`: a page of whole objects keeps its `items` as text, each decoded as it is iterated; a metadata
+        page is decoded once, its items slimmed (kube/pages.py)."""
         selectors: dict[str, str] = {}
         if label_selector:
             selectors["labelSelector"] = label_selector
@@ -560,7 +561,8 @@ def _decode_page(
     response: requests.Response, method: str, path: str, *, slim: bool = False
 ) -> dict[str, Any]:
     """A list page whose items are decoded as they are iterated (JSON is UTF-8: RFC 8259); `slim`: a
-    metadata-only page, kept without its items' managedFields and last-applied annotation (kube/pages.py)."""
+    metadata-only page, decoded once, its items without managedFields and last-applied annotation
+    (kube/pages.py)."""
     if not response.content:
         return {}
     try:
