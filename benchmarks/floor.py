@@ -10,6 +10,9 @@ request concurrency (4). A metadata list has no pod specs, so the referenced set
 harness writes from the generator (`--references FILE`: JSON list of [kind, namespace, name], kind
 "configmap" or "secret"). No hashing, no decisions, no writes, no kube-rehash code: what it costs is
 the least any stateless steady-state pass can cost.
+`--sources list` is the other floor: ConfigMaps and Secrets listed cluster-wide instead, metadata-only and
+paged like the workloads (Helm releases filtered out by the server, as kube-rehash's lists do), all seven
+lists on the 4 threads; a list page needs nothing but `json` (docs/performance.md, "Steady-pass CPU").
 Run: `python -m benchmarks.floor --kubeconfig FILE --references FILE` (prints JSON counts).
 """
 
@@ -35,11 +38,15 @@ METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,applica
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
-def list_metadata(session: requests.Session, server: str, path: str) -> int:
-    """Page through one workload kind metadata-only; the number of items (0 if the kind is absent)."""
+SOURCE_LISTS = (("/api/v1/configmaps", None), ("/api/v1/secrets", "type!=helm.sh/release.v1"))
+
+
+def list_metadata(session: requests.Session, server: str, path: str, selector: str | None = None) -> int:
+    """Page through one collection metadata-only; the number of items (0 if the kind is absent)."""
     items, token = 0, ""
     while True:
-        params = {"limit": "500", **({"continue": token} if token else {})}
+        params = {"limit": "500", **({"fieldSelector": selector} if selector else {})}
+        params.update({"continue": token} if token else {})
         response = session.get(server + path, params=params, headers={"Accept": METADATA_LIST})
         if response.status_code == 404:  # e.g. no Argo Rollouts CRD in this cluster
             return items
@@ -62,9 +69,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubeconfig", type=Path, required=True)
     parser.add_argument("--references", type=Path, required=True, help="JSON [[kind, ns, name], ...]")
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument(
+        "--sources", choices=("get", "list"), default="get", help="list: the sources listed cluster-wide"
+    )
     args = parser.parse_args(argv)
     sources = read_references(args.references)
     session, server = session_for(args.kubeconfig, pool=max(args.concurrency, 1))
+    if args.sources == "list":
+        lists = [(path, None) for path in KINDS] + list(SOURCE_LISTS)
+        with ThreadPoolExecutor(args.concurrency) as pool:
+            counts = list(pool.map(lambda job: list_metadata(session, server, *job), lists))
+        print(
+            json.dumps({"workloads": sum(counts[: len(KINDS)]), "sources_listed": sum(counts[len(KINDS) :])})
+        )
+        return 0
     workloads = sum(list_metadata(session, server, path) for path in KINDS)
 
     def head(source: tuple[str, str, str]) -> int:

@@ -89,3 +89,65 @@ def test_a_metadata_only_page_drops_managed_fields_and_last_applied_and_keeps_th
     ]
     assert slim["metadata"] == {"continue": "t"}
     assert list(read_page(text)["items"]) == json.loads(text)["items"]  # a full page keeps everything
+
+
+managed = st.lists(st.dictionaries(st.sampled_from(["manager", "operation", "fieldsV1"]), values, max_size=3))
+items = st.fixed_dictionaries(
+    {
+        "metadata": st.fixed_dictionaries(
+            {"name": st.text(max_size=8), "uid": st.text(max_size=8)},
+            optional={
+                "managedFields": managed,
+                "labels": st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=3),
+                "annotations": st.dictionaries(
+                    st.sampled_from([LAST_APPLIED, "kube-rehash.io/watch", "team"]), st.text(), max_size=3
+                ),
+            },
+        )
+    },
+    optional={"kind": st.just("PartialObjectMetadata"), "spec": values},
+)
+
+
+def without_dropped(item: dict[str, Any]) -> dict[str, Any]:
+    """What a slim page keeps of an item: all of it but managedFields and the last-applied annotation."""
+    item = json.loads(json.dumps(item))
+    item["metadata"].pop("managedFields", None)
+    annotations = item["metadata"].get("annotations")
+    if isinstance(annotations, dict):
+        annotations.pop(LAST_APPLIED, None)
+    return item
+
+
+@given(st.lists(items | values, max_size=6), st.sampled_from([None, 2]))
+def test_a_slim_page_is_json_loads_less_managed_fields_and_last_applied_decoded_once(
+    listed: list[Any], indent: int | None
+) -> None:
+    text = json.dumps({"kind": "PartialObjectMetadataList", "metadata": {"continue": "t"}, "items": listed})
+    slim = read_page(text, slim=True)
+    assert isinstance(slim["items"], list)  # decoded once: no second walk of the text
+    expected = json.loads(text)
+    expected["items"] = [
+        without_dropped(i) if isinstance(i, dict) and isinstance(i.get("metadata"), dict) else i
+        for i in expected["items"]
+    ]
+    assert slim == expected
+
+
+def test_a_slim_page_with_nothing_to_drop_is_exactly_json_loads() -> None:
+    text = json.dumps({"metadata": {}, "items": [{"metadata": {"name": "a", "annotations": {"x": "1"}}}]})
+    assert read_page(text, slim=True) == json.loads(text)
+    with pytest.raises(ValueError, match="not a JSON object"):
+        read_page("[]", slim=True)
+
+
+def test_the_items_of_a_slim_page_share_their_key_strings() -> None:
+    """Decoded one by one, each item would hold its own copy of every key; kept slim, they share one."""
+    item = {
+        "metadata": {"name": "a", "labels": {"app": "x"}, "annotations": {"team": "t"}, "managedFields": []}
+    }
+    first, second = read_page(json.dumps({"items": [item, item]}), slim=True)["items"]
+    one, other = first["metadata"], second["metadata"]
+    for left, right in ((first, second), (one, other), (one["labels"], other["labels"])):
+        assert all(a is b for a, b in zip(left, right, strict=True))
+    assert all(a is b for a, b in zip(one["annotations"], other["annotations"], strict=True))

@@ -253,7 +253,8 @@ class KubeClient:
         lazy: bool = False,
     ) -> ListPager:
         """Pages of a collection GET (`limit` defaults to `page_size`); see ListPager about expired tokens.
-        `lazy`: each page's `items` are decoded one by one as they are iterated (kube/pages.py)."""
+        `lazy`: a page of whole objects keeps its `items` as text, each decoded as it is iterated; a metadata
+        page is decoded once, its items slimmed (kube/pages.py)."""
         selectors: dict[str, str] = {}
         if label_selector:
             selectors["labelSelector"] = label_selector
@@ -306,13 +307,18 @@ class KubeClient:
             limit=limit,
             lazy=True,
         )
-        last: str | None = None
+        last: str | None = None  # the key of the last item yielded, taken only once the list fell back
+        previous: Mapping[str, Any] | None = None
         for page in pager:
+            if pager.fell_back and last is None and previous is not None:
+                last = storage_key(previous)
             for item in page.get("items") or []:
-                key = storage_key(item)
-                if pager.fell_back and last is not None and key <= last:
-                    continue
-                last = key
+                if last is not None:
+                    key = storage_key(item)
+                    if key <= last:
+                        continue
+                    last = key
+                previous = item
                 yield item
 
     def patch(
@@ -555,7 +561,8 @@ def _decode_page(
     response: requests.Response, method: str, path: str, *, slim: bool = False
 ) -> dict[str, Any]:
     """A list page whose items are decoded as they are iterated (JSON is UTF-8: RFC 8259); `slim`: a
-    metadata-only page, kept without its items' managedFields and last-applied annotation (kube/pages.py)."""
+    metadata-only page, decoded once, its items without managedFields and last-applied annotation
+    (kube/pages.py)."""
     if not response.content:
         return {}
     try:

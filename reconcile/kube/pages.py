@@ -8,14 +8,17 @@ object from the response text when the caller reaches it. Measured on the benchm
 pass's peak RSS falls as it would with pages of 100 objects, without the extra requests (docs/performance.md,
 "Memory").
 
-A metadata-only page (`read_page(text, slim=True)`) is kept without what no reader of a metadata-only
-item needs and what dominates one on a real cluster: `metadata.managedFields` (most of a workload's metadata:
-every field of its pod template, per manager) and kubectl's last-applied annotation (the whole applied
-object, a ConfigMap's data included). The API server cannot leave them out of a list, so while the page is
-walked to find its end, its items are written again without them, and the page keeps that shorter text (500
-realistic workloads' metadata: ~2 MB with them, ~0.3 MB without; docs/performance.md, "Objects as real
-clusters hold them"). A page carrying neither is kept as it came. A page of full objects is never trimmed (a
-source's managedFields tell when its content changed: model/freshness.py).
+A metadata-only page (`read_page(text, slim=True)`) is small once decoded (no pod specs), so it is decoded
+once, as the steady pass's floor does, and its `items` are a plain list: walking the text a second time
+to decode each item again cost as much CPU as the first decoding (docs/performance.md, "Steady-pass CPU").
+Its items are kept without what no reader of a metadata-only item needs and what dominates one on a real
+cluster: `metadata.managedFields` (most of a workload's metadata: every field of its pod template, per
+manager) and kubectl's last-applied annotation (the whole applied object, a ConfigMap's data included).
+The API server cannot leave them out of a list, so a page carrying either is decoded one item at a time
+and each item loses them as soon as it is decoded; only one whole item is alive at once, the others are
+held slim (500 realistic workloads' metadata: ~2 MB of text with them; docs/performance.md, "Objects as
+real clusters hold them"). A page carrying neither is decoded in one call. A page of full objects is
+never trimmed (a source's managedFields tell when its content changed: model/freshness.py).
 
 The text is walked with the standard library's own decoder (`JSONDecoder.raw_decode`, one value at a time),
 not by hand: every value is decoded exactly as `json.loads` would, and any text that is not a JSON object
@@ -26,11 +29,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from sys import intern
 from typing import Any
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
+_WHITESPACE = " \t\n\r"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
@@ -48,9 +53,70 @@ class LazyItems:
 
 
 def read_page(text: str, *, slim: bool = False) -> dict[str, Any]:
-    """The page as a dict, its `items` (when an array) a `LazyItems`; ValueError when it is not a JSON
-    object. The array is walked once here to find what follows it, one element at a time. `slim` (a
-    metadata-only page): its items lose their managedFields and last-applied annotation."""
+    """The page as a dict; ValueError when it is not a JSON object. Its `items` (when an array) are a
+    `LazyItems`, whose array is walked once here to find what follows it, one element at a time; `slim`
+    (a metadata-only page): a list of the items decoded once, without their managedFields and
+    last-applied annotation."""
+    if slim:
+        return _slim_page(text)
+    return _read_members(text, _lazy_items)
+
+
+def _slim_page(text: str) -> dict[str, Any]:
+    """A metadata-only page decoded once: in one call when no item carries what `slim_item` drops (the
+    thin shape: nothing to drop), else item by item, each slimmed at once."""
+    if '"managedFields"' not in text and LAST_APPLIED not in text:
+        page = json.loads(text)
+        if not isinstance(page, dict):
+            raise ValueError("not a JSON object")
+        return page
+    return _read_members(text, _slim_items)
+
+
+def slim_item(item: Any) -> Any:
+    """A metadata-only list item without `metadata.managedFields` and the last-applied annotation, changed
+    in place (a value of another shape is returned as it is). The keys it keeps in its top level, metadata,
+    labels and annotations are interned: they repeat on every item of a page, and an item decoded on its own
+    would hold its own copies of them (about a kilobyte per realistic item)."""
+    if not isinstance(item, dict):
+        return item
+    metadata = item.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+        annotations = metadata.get("annotations")
+        if isinstance(annotations, dict):
+            annotations.pop(LAST_APPLIED, None)
+            _intern_keys(annotations)
+        labels = metadata.get("labels")
+        if isinstance(labels, dict):
+            _intern_keys(labels)
+        _intern_keys(metadata)
+    _intern_keys(item)
+    return item
+
+
+def _intern_keys(mapping: dict[Any, Any]) -> None:
+    """The same mapping, in the same order, with each string key replaced by its interned copy."""
+    shared = {intern(key) if type(key) is str else key: value for key, value in mapping.items()}
+    mapping.clear()
+    mapping.update(shared)
+
+
+def _lazy_items(text: str, at: int) -> tuple[LazyItems, int]:
+    elements, end = _elements(text, at)
+    for _ in elements:  # only to find the end of the array: each element is dropped at once
+        pass
+    return LazyItems(text, at), end[0]
+
+
+def _slim_items(text: str, at: int) -> tuple[list[Any], int]:
+    elements, end = _elements(text, at)
+    return [slim_item(element) for element in elements], end[0]
+
+
+def _read_members(text: str, read_items: Callable[[str, int], tuple[Any, int]]) -> dict[str, Any]:
+    """The JSON object in `text`, member by member; an `items` array is read by `read_items(text, at)`,
+    which returns its value and the index after it."""
     at = _skip(text, 0)
     if text[at : at + 1] != "{":
         raise ValueError("not a JSON object")
@@ -65,14 +131,7 @@ def read_page(text: str, *, slim: bool = False) -> dict[str, Any]:
             raise ValueError("malformed object member")
         at = _skip(text, at + 1)
         if key == "items" and text[at : at + 1] == "[":
-            elements, end = _elements(text, at)
-            if slim and ('"managedFields"' in text or LAST_APPLIED in text):
-                page[key] = LazyItems(_slimmed(elements), 0)
-            else:
-                for _ in elements:  # only to find the end of the array: each element is dropped at once
-                    pass
-                page[key] = LazyItems(text, at)
-            at = end[0]
+            page[key], at = read_items(text, at)
         else:
             page[key], at = _DECODER.raw_decode(text, at)
         at = _skip(text, at)
@@ -96,30 +155,20 @@ def _elements(text: str, start: int) -> tuple[Iterator[Any], list[int]]:
         while True:
             value, at = _DECODER.raw_decode(text, at)
             yield value
-            at = _skip(text, at)
-            if text[at : at + 1] == "]":
+            after = text[at : at + 1]
+            if after not in ",]":  # whitespace (or the end: `after` empty, `_skip` finds nothing)
+                at = _skip(text, at)
+                after = text[at : at + 1]
+            if after == "]":
                 end[0] = at + 1
                 return
-            if text[at : at + 1] != ",":
+            if after != ",":
                 raise ValueError("expected ',' or ']'")
-            at = _skip(text, at + 1)
+            at += 1
+            if text[at : at + 1] in _WHITESPACE:  # compact JSON (what the API server sends) has none
+                at = _skip(text, at)
 
     return walk(), end
-
-
-def _slimmed(elements: Iterator[Any]) -> str:
-    """The elements again as one JSON array, each without `metadata.managedFields` and the last-applied
-    annotation (every other value as it was: JSON text written and read back is the same value)."""
-    parts: list[str] = []
-    for element in elements:
-        metadata = element.get("metadata") if isinstance(element, dict) else None
-        if isinstance(metadata, dict):
-            metadata.pop("managedFields", None)
-            annotations = metadata.get("annotations")
-            if isinstance(annotations, dict):
-                annotations.pop(LAST_APPLIED, None)
-        parts.append(json.dumps(element, separators=(",", ":"), ensure_ascii=False))
-    return "[" + ",".join(parts) + "]"
 
 
 def _skip(text: str, at: int) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
+from operator import attrgetter
 from sys import intern
 from typing import Any
 
@@ -54,6 +55,16 @@ class SourceRecord:
     @property
     def label(self) -> str:
         return f"{self.kind}/{self.name}"
+
+
+def sorted_records(records: Iterable[SourceRecord]) -> tuple[SourceRecord, ...]:
+    """The records in their order (`SourceRecord`'s field order), sorted on one key tuple per record rather
+    than by the dataclass's comparisons, which build two tuples per comparison: this runs for every
+    listed workload. Records come sorted as written, so the sort only checks that."""
+    return tuple(sorted(records, key=_RECORD_ORDER))
+
+
+_RECORD_ORDER = attrgetter("kind", "name", "uid", "resource_version", "selection", "token", "keys")
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +205,7 @@ def parse_records(text: Any) -> RecordsDoc | None:
         generation, inputs, facts = None, "", None
     # The fingerprint is the same on every workload, the inputs digest on most: one string each.
     return RecordsDoc(
-        tuple(sorted(records)),
+        sorted_records(records),
         intern(fingerprint) if isinstance(fingerprint, str) else "",
         generation,
         intern(inputs),
@@ -207,11 +218,25 @@ def parse_row(row: Any, *, named: bool) -> SourceRecord | None:
     if not isinstance(row, list):
         return None
     names: Any = row[6] if named and len(row) == 7 else []
-    if len(row) != 6 + (names != []) or not all(isinstance(x, str) for x in row[:6]):
-        return None
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+    if len(row) != 6 + (names != []):
         return None
     kind, name, uid, version, selection, token = row[:6]
+    # Spelled out, not `all(...)` over the row: this runs for every record of every listed workload.
+    if not (
+        isinstance(kind, str)
+        and isinstance(name, str)
+        and isinstance(uid, str)
+        and isinstance(version, str)
+        and isinstance(selection, str)
+        and isinstance(token, str)
+    ):
+        return None
+    if not isinstance(names, list):
+        return None
+    if not names:
+        return SourceRecord(intern(kind), name, uid, version, intern(selection), token)
+    if not all(isinstance(n, str) for n in names):
+        return None
     keys = tuple(sorted(intern(n) for n in names))  # key names repeat across workloads: one string each
     return SourceRecord(intern(kind), name, uid, version, intern(selection), token, keys)
 

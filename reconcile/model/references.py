@@ -534,6 +534,37 @@ def discover(
     )
 
 
+@functools.cache
+def consulted_keys(settings: DiscoverySettings) -> tuple[str, ...]:
+    """Every annotation `discover` may read when it has no pod spec to scan."""
+    flags, lists, _ = opt_in_rules(settings)
+    keys = [key for key, *_ in flags] + [key for key, _ in lists]
+    keys += [key for key, _ in selector_rules(settings)] + [f"{settings.prefix}/ignore"]
+    if "wave" in settings.compat:
+        keys += [WAVE_EXTRA_CONFIGMAPS, WAVE_EXTRA_SECRETS]
+    return tuple(keys)
+
+
+def discover_listed(annotations: Any, settings: DiscoverySettings, *, namespace: str) -> Discovery:
+    """`discover(annotations, None, settings, namespace=namespace)`, shared by the workloads whose consulted
+    annotations are the same (most opt in alike, e.g. `watch: "true"`): a listed workload's discovery
+    depends on nothing else, and a `Discovery` is immutable. Odd values are discovered uncached."""
+    if not isinstance(annotations, dict):
+        return discover(annotations, None, settings, namespace=namespace)
+    present = tuple((key, annotations[key]) for key in consulted_keys(settings) if key in annotations)
+    if not all(isinstance(value, str) for _, value in present):
+        return discover(annotations, None, settings, namespace=namespace)
+    # Only wave's extra lists read the namespace; leaving it out otherwise lets namespaces share entries.
+    return _discover_consulted(present, settings, namespace if "wave" in settings.compat else None)
+
+
+@functools.lru_cache(maxsize=1024)
+def _discover_consulted(
+    present: tuple[tuple[str, str], ...], settings: DiscoverySettings, namespace: str | None
+) -> Discovery:
+    return discover(dict(present), None, settings, namespace=namespace)
+
+
 def peer_of(key: str) -> str | None:
     """The peer (compat rule name) whose annotation `key` is, if any."""
     return _PEER_OF_DOMAIN.get(key.partition("/")[0]) if "/" in key else None

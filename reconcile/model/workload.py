@@ -32,6 +32,7 @@ from reconcile.model.references import (
     Reference,
     describe_type,
     discover,
+    discover_listed,
     peer_of,
     quote_text,
     reads_template_annotations,
@@ -235,7 +236,7 @@ def listed_view(
     )
     keys = Annotations(settings.prefix)
     namespace = intern(str(metadata.get("namespace") or ""))
-    discovery = discover(annotations, None, settings, namespace=namespace)
+    discovery = discover_listed(annotations, settings, namespace=namespace)
     problems = list(discovery.problems)
     min_interval = None
     if keys.min_interval in annotations:

@@ -85,9 +85,11 @@ class Report:
         once under its action; `stalled`, an extra count, is the rows whose rollout of ours stalled."""
         counts = {"workloads": len(self.rows)}
         counts.update(dict.fromkeys(ACTION_ORDER, 0))
-        for row in self.rows:
+        stalled = 0
+        for row in self.rows:  # one read of the packed rows for both counts
             counts[row.action] += 1
-        counts[STALLED] = sum(1 for row in self.rows if row.stalled)
+            stalled += row.stalled
+        counts[STALLED] = stalled
         return counts
 
     @property
@@ -133,7 +135,7 @@ class Report:
         for i, row in enumerate(self.sorted_rows()):
             if i:
                 out.write(",\n    ")
-            out.write(json.dumps(row.to_json(), indent=2).replace("\n", "\n    "))
+            out.write(indented_row(row.to_json()))
         out.write(after)
 
     def render_json(self) -> str:
@@ -181,6 +183,26 @@ class Report:
         if scope_parts:
             head += "; " + ", ".join(scope_parts)
         return f"{head}{stalled}{mode}{cut} in {self.duration:.2f}s"
+
+
+def indented_row(doc: dict[str, Any]) -> str:
+    """`json.dumps(doc, indent=2)` as a row of the document (every line after the first indented four more
+    spaces), the same text, written with the C encoder: `indent` makes `json.dumps` encode in Python, which
+    cost a tenth of a 10,000-workload steady pass. A row's values are scalars and lists of strings; any
+    other shape goes through `json.dumps`."""
+    lines = []
+    for key, value in doc.items():
+        if isinstance(value, list):
+            if not all(isinstance(v, str) for v in value):
+                return json.dumps(doc, indent=2).replace("\n", "\n    ")
+            items = ",\n        ".join(map(json.dumps, value))
+            text = f"[\n        {items}\n      ]" if value else "[]"
+        elif isinstance(value, (dict, tuple)) or not isinstance(key, str):
+            return json.dumps(doc, indent=2).replace("\n", "\n    ")
+        else:
+            text = json.dumps(value)
+        lines.append(f"      {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(lines) + "\n    }" if lines else "{}"
 
 
 def plural(count: int, noun: str) -> str:

@@ -238,10 +238,13 @@ def list_kind(
                 field_selector=None if namespace else workload_selector(settings),
                 metadata_only=not reads_template_annotations(discovery),
             ):
-                if not scope.covers(namespace_of(item)):
+                namespace_at = namespace_of(item)
+                if not scope.covers(namespace_at):
                     continue
-                listing.census[(namespace_of(item), kind.plural)] += 1
-                listing.foreign.update(foreign_peers(annotations_of(item), discovery.compat))
+                listing.census[(namespace_at, kind.plural)] += 1
+                peers = foreign_peers(annotations_of(item), discovery.compat)
+                if peers:  # most workloads carry no other tool's annotations: no Counter update
+                    listing.foreign.update(peers)
                 target = listed_view(item, kind, discovery)
                 if target is None:
                     continue

@@ -34,6 +34,8 @@ class NamespaceStream:
     def __init__(self, items: Iterator[dict[str, Any]]) -> None:
         self._items = items
         self._head: dict[str, Any] | None = None
+        self._head_at = ""
+        """`namespace_order` of the head's namespace, computed once per object."""
         self._over = False
         self._last = ""
         self.disordered = False
@@ -45,7 +47,7 @@ class NamespaceStream:
         mark = namespace_order(namespace)
         taken: list[dict[str, Any]] = []
         while (head := self._peek()) is not None:
-            at = namespace_order(namespace_of(head))
+            at = self._head_at
             if at > mark:
                 break
             if at == mark:
@@ -63,7 +65,7 @@ class NamespaceStream:
         if self._head is None and not self._over:
             try:
                 self._head = next(self._items)
-                at = namespace_order(namespace_of(self._head))
+                self._head_at = at = namespace_order(namespace_of(self._head))
                 if at < self._last:
                     self.disordered = True
                 self._last = max(self._last, at)

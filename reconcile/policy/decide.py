@@ -209,7 +209,7 @@ def confirm_recorded(listed: Listed, sources: NamespaceSources, rules: Rules) ->
             continue
         if meta is None or (meta.uid, meta.resource_version) != (record.uid, record.resource_version):
             return None
-        if source_ignored(meta.annotations(), rules.discovery) or meta.malformed:
+        if (meta.flags and source_ignored(meta.annotations(), rules.discovery)) or meta.malformed:
             return None
     observed = observed_from(records, rules.hash_key)
     if book.config_hash != observed.config_hash or book.key_fingerprint != observed.key_fingerprint:

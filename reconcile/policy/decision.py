@@ -19,7 +19,7 @@ from enum import StrEnum
 from functools import lru_cache
 
 from reconcile.model.annotations import WindowSetting
-from reconcile.model.bookkeeping import Bookkeeping, SourceRecord
+from reconcile.model.bookkeeping import Bookkeeping, SourceRecord, sorted_records
 from reconcile.model.hashing import SourceToken, combine, key_fingerprint
 from reconcile.model.pods import Eviction
 from reconcile.model.rollouts import RolloutCheck
@@ -92,7 +92,7 @@ def observed_from(
     complete: bool = True,
 ) -> Observed:
     """The observed state of these records: sorted, with their combined hash under the pass's key."""
-    ordered = tuple(sorted(records))
+    ordered = sorted_records(records)
     config_hash = combine((SourceToken(r.kind, r.name, r.token) for r in ordered), hash_key)
     return Observed(config_hash, ordered, key_fingerprint(hash_key), missing, complete)
 
