@@ -78,6 +78,14 @@ def test_a_kind_is_listed_in_full_once_when_most_of_many_need_their_spec() -> No
     assert choose_kind_in_full(40, 40).way is GET  # not many
 
 
+def test_at_a_rate_limit_a_kind_is_listed_in_full_once_a_quarter_of_it_needs_its_spec() -> None:
+    # A first install's third pass at 10x: 2,941 of 10,000 unadopted, each a GET or a namespace list.
+    assert choose_kind_in_full(2941, 10_000, rate_limited=True).way is LIST
+    assert choose_kind_in_full(2941, 10_000).way is GET
+    assert choose_kind_in_full(2500, 10_000, rate_limited=True).way is GET
+    assert choose_kind_in_full(40, 41, rate_limited=True).way is GET  # not many
+
+
 def test_requests_follow_the_choice() -> None:
     assert requests_to_read(50, 120, costs=COSTS) == 1
     assert requests_to_read(3, 75, costs=COSTS) == 3

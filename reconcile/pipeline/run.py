@@ -152,7 +152,7 @@ class PassWalk:
         """The batches of a pass that holds its listing, planned from its views and their tally."""
         listed, triage = listing.workloads, listing.triage()
         self.hold_for_health(listing.tally)
-        self.prepare(listed, triage, listing.tally.kinds_in_full())
+        self.prepare(listed, triage, listing.tally.kinds_in_full(rate_limited=self.settings.qps > 0))
         batches = plan_batches(listed)
         start = 0
         if self.may_not_fit(self.held_estimate(listed, triage)):

@@ -69,7 +69,7 @@ class StreamedBatches:
         self.rules = rules
         self.kinds = list(listing.listed_kinds)
         self.tally: Tally = listing.tally
-        self.in_full = [k for k in self.tally.kinds_in_full() if k in self.kinds]
+        self.in_full = [k for k in self.tally.kinds_in_full(rate_limited=settings.qps > 0) if k in self.kinds]
         self.rows: list[Row] = []
         """Failed lists of the walk, and the namespaces it did not reach."""
         self.seen: set[str] = set()

@@ -59,8 +59,8 @@ class Tally:
         """The namespaces with opted-in workloads, in the order a cluster-wide list meets them."""
         return sorted(self.workloads, key=namespace_order)
 
-    def kinds_in_full(self) -> list[Kind]:
-        return choose_kinds_in_full(self.kinds, self.opted, self.need_spec)
+    def kinds_in_full(self, *, rate_limited: bool = False) -> list[Kind]:
+        return choose_kinds_in_full(self.kinds, self.opted, self.need_spec, rate_limited=rate_limited)
 
     def reads_estimate(self, in_full: list[Kind], *, recorded_by_name: bool) -> int:
         """The requests the walk's reads need (`policy.reads.estimate_reads`), where the kinds `in_full`

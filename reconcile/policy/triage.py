@@ -118,12 +118,16 @@ def rotate(batches: Sequence[Batch], start: int) -> list[Batch]:
 
 
 def choose_kinds_in_full(
-    kinds: Mapping[str, Kind], opted: Mapping[str, int], needing: Mapping[str, int]
+    kinds: Mapping[str, Kind],
+    opted: Mapping[str, int],
+    needing: Mapping[str, int],
+    *,
+    rate_limited: bool = False,
 ) -> list[Kind]:
     """Of these kinds (by plural), those to list in full, from their opted-in and spec-needing counts."""
     chosen = []
     for plural in sorted(kinds):
-        choice = choose_kind_in_full(needing.get(plural, 0), opted.get(plural, 0))
+        choice = choose_kind_in_full(needing.get(plural, 0), opted.get(plural, 0), rate_limited=rate_limited)
         log.info("%s in full, once for the pass: %s (%s)", plural, choice.way, choice.why)
         if choice.lists:
             chosen.append(kinds[plural])
