@@ -104,7 +104,7 @@ class SourceReader:
         # metadata: one list per namespace and selector, shared by every workload and batch using it.
         self._selections: dict[tuple[str, str, str], dict[str, SourceMeta]] = {}
         # Objects per (namespace, kind), counted from this pass's cluster-wide lists.
-        self._counts: dict[tuple[str, str], int | None] = {}
+        self._counts: dict[tuple[str, str], int] = {}
         # Recorded sources per (namespace, kind) of the pass's trusted workloads (`expect`).
         self._expected: Mapping[tuple[str, str], int] = {}
         self._lock = threading.Lock()
@@ -208,7 +208,7 @@ class SourceReader:
             namespace = str(metadata.get("namespace", ""))
             # Every object counted (a namespace's size, for the read strategy, without a probe).
             key = (namespace, kind)
-            self._counts[key] = (self._counts.get(key) or 0) + 1
+            self._counts[key] = self._counts.get(key, 0) + 1
             names = self._cluster_names.get((namespace, kind), ())
             if metadata.get("name") in names:
                 meta = read_meta(kind, item, self.interesting)
@@ -439,9 +439,8 @@ class SourceReader:
                 plan = self.plan_kind(namespace, kind, names, content=True)
                 if plan.lists:
                     hashed = self._list_contents(result, kind, wants, plan)
-                    names = {n for n in wanted if n not in hashed}
-                    if kind in result.listed:
-                        names = self._unlisted(result, kind, wanted)
+                    whole = kind in result.listed
+                    names = self._unlisted(result, kind, wanted) if whole else wanted - hashed
             except PassCut:
                 result.cut = True
                 return result
