@@ -720,3 +720,32 @@ def test_list_items_decodes_each_page_item_by_item_from_its_text(
     mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t1"))
     mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c"]))
     assert list(client.list_items(DEPLOYS)) == page(["a", "b"])["items"] + page(["c"])["items"]
+
+
+def test_a_metadata_list_tells_its_size_from_the_first_page_where_the_server_counts(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    counted = page(["a", "b"], "t1")
+    counted["metadata"]["remainingItemCount"] = 3
+    mock.add(responses.GET, SERVER + DEPLOYS, json=counted)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c", "d", "e"]))
+    items = client.list_items(DEPLOYS, metadata_only=True, limit=2)
+    assert items.total is None and not items.read and len(mock.calls) == 0  # nothing read before asked
+    assert next(items)["metadata"]["name"] == "a"
+    assert items.total == 5 and items.read and len(mock.calls) == 1
+    assert [i["metadata"]["name"] for i in items] == ["b", "c", "d", "e"]
+    assert items.total == 5
+
+
+@pytest.mark.parametrize(
+    ("first", "total"),
+    [(page(["a", "b"], "t1"), None), (page(["a", "b"]), 2)],
+    ids=["not counted (a selector)", "one page: the whole list"],
+)
+def test_a_list_without_a_count_has_no_size_unless_its_first_page_was_all(
+    client: KubeClient, mock: responses.RequestsMock, first: dict[str, Any], total: int | None
+) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, json=first)
+    items = client.list_items(DEPLOYS, metadata_only=True, field_selector="metadata.namespace!=x", limit=2)
+    next(items)
+    assert items.total == total

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from reconcile.errors import BudgetExhausted, RehashError
 from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
 from reconcile.model.order import namespace_order
-from reconcile.pipeline.stream import NamespaceStream
+from reconcile.pipeline.stream import NamespaceStream, next_namespace, take_each
 from reconcile.policy.reads import KIND_IN_FULL_MIN, estimate_reads
 from reconcile.policy.tally import Tally, tally_of
 from reconcile.policy.triage import triage_listed
@@ -111,3 +111,34 @@ def test_a_list_out_of_key_order_is_noticed_once_drained_and_a_sorted_one_is_not
     ordered.take("a")
     ordered.drain()
     assert not ordered.disordered
+
+
+@given(st.lists(st.tuples(NAME, NAME), max_size=30), st.lists(st.tuples(NAME, NAME), max_size=30))
+def test_walking_by_the_first_namespace_any_list_has_next_takes_every_object_in_any_order(
+    first: list[tuple[str, str]], second: list[tuple[str, str]]
+) -> None:
+    """Lists in any order, even out of key order: taking the namespace `next_namespace` names from every
+    stream without passing by takes each object exactly once."""
+    streams = {
+        k: NamespaceStream(iter([item(ns, n) for ns, n in keys])) for k, keys in enumerate((first, second))
+    }
+    taken: list[tuple[int, str, str]] = []
+    while (namespace := next_namespace(streams, lambda key, exc: None)) is not None:
+        for key, objects in take_each(streams, namespace, lambda k, exc: None, pass_by=False):
+            assert all(o["metadata"]["namespace"] == namespace for o in objects)
+            taken += [(key, namespace, o["metadata"]["name"]) for o in objects]
+    assert sorted(taken) == sorted([(0, ns, n) for ns, n in first] + [(1, ns, n) for ns, n in second])
+
+
+def test_a_list_that_fails_while_the_next_namespace_is_sought_is_told_and_left_out() -> None:
+    def failing() -> Iterator[dict[str, Any]]:
+        raise RehashError("list failed")
+        yield item("a", "1")
+
+    streams = {"ok": NamespaceStream(iter([item("b", "1")])), "bad": NamespaceStream(failing())}
+    told: list[str] = []
+    assert next_namespace(streams, lambda key, exc: told.append(key)) == "b"
+    assert told == ["bad"] and list(streams) == ["ok"]
+    assert not streams["ok"].over
+    streams["ok"].take("b")
+    assert next_namespace(streams, lambda key, exc: None) is None and streams["ok"].over

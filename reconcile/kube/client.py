@@ -54,7 +54,7 @@ from reconcile.errors import (
     api_error_for,
 )
 from reconcile.kube.auth import Credentials
-from reconcile.kube.pages import read_page
+from reconcile.kube.pages import object_count, read_page
 from reconcile.kube.transport import (
     ApiStats,
     RateLimiter,
@@ -177,6 +177,46 @@ class ListPager(Iterator[dict[str, Any]]):
         return page
 
 
+class ListedItems(Iterator[dict[str, Any]]):
+    """The items of one paged list, each once: the full list read after an expired token resumes after the
+    last item yielded. The API server returns a list in storage-key order (`namespace/name`, or `name`), so
+    comparing keys needs only the last one, where a set of every uid would grow with the list (an object
+    created or re-created behind that point during the list is left for the next pass, as a list started a
+    moment earlier would have missed it).
+
+    Once its first page is read, `total` is how many objects the collection held, where the server said
+    (a pass that walks several lists in step weighs its plan on their sizes: pipeline/listing.py)."""
+
+    def __init__(self, pager: ListPager) -> None:
+        self.total: int | None = None
+        self.read = False
+        """The first page was read."""
+        self._items = self._walk(pager)
+
+    def __iter__(self) -> ListedItems:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        return next(self._items)
+
+    def _walk(self, pager: ListPager) -> Iterator[dict[str, Any]]:
+        last: str | None = None  # the key of the last item yielded, taken only once the list fell back
+        previous: Mapping[str, Any] | None = None
+        for page in pager:
+            if not self.read:
+                self.read, self.total = True, object_count(page)
+            if pager.fell_back and last is None and previous is not None:
+                last = storage_key(previous)
+            for item in page.get("items") or []:
+                if last is not None:
+                    key = storage_key(item)
+                    if key <= last:
+                        continue
+                    last = key
+                previous = item
+                yield item
+
+
 class KubeClient:
     """Raw-JSON Kubernetes API client; see the module docstring for the retry rules."""
 
@@ -293,12 +333,8 @@ class KubeClient:
         field_selector: str | None = None,
         metadata_only: bool = False,
         limit: int | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        """Items of all pages, each once: the full list read after an expired token resumes after the last
-        item yielded. The API server returns a list in storage-key order (`namespace/name`, or `name`), so
-        comparing keys needs only the last one, where a set of every uid would grow with the list (an
-        object created or re-created behind that point during the list is left for the next pass, as a
-        list started a moment earlier would have missed it)."""
+    ) -> ListedItems:
+        """Items of all pages, each once (`ListedItems`)."""
         pager = self.list_pages(
             path,
             label_selector=label_selector,
@@ -307,19 +343,7 @@ class KubeClient:
             limit=limit,
             lazy=True,
         )
-        last: str | None = None  # the key of the last item yielded, taken only once the list fell back
-        previous: Mapping[str, Any] | None = None
-        for page in pager:
-            if pager.fell_back and last is None and previous is not None:
-                last = storage_key(previous)
-            for item in page.get("items") or []:
-                if last is not None:
-                    key = storage_key(item)
-                    if key <= last:
-                        continue
-                    last = key
-                previous = item
-                yield item
+        return ListedItems(pager)
 
     def patch(
         self,

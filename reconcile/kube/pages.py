@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from sys import intern
 from typing import Any
 
@@ -180,3 +180,17 @@ def _end(text: str, at: int, page: dict[str, Any]) -> dict[str, Any]:
     if _skip(text, at) != len(text):
         raise ValueError("extra data after the object")
     return page
+
+
+def object_count(page: Mapping[str, Any]) -> int | None:
+    """Objects in the whole list, from its first page (None when the server does not say: a list with a
+    field or label selector carries no `remainingItemCount`; or when the page's items are still text)."""
+    metadata = page.get("metadata") or {}
+    listed = page.get("items") or []
+    if not isinstance(listed, list):
+        return None
+    items = len(listed)
+    if not metadata.get("continue"):
+        return items
+    remaining = metadata.get("remainingItemCount")
+    return items + remaining if isinstance(remaining, int) else None

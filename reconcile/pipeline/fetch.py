@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
 from reconcile.kube.client import KubeClient, namespace_exclusions
+from reconcile.kube.pages import object_count
 from reconcile.model.freshness import content_changed_at
 from reconcile.model.hashing import source_token
 from reconcile.model.kinds import CONFIGMAPS, SECRETS, Resource
@@ -277,7 +278,7 @@ class SourceReader:
 
     def _size(self, path: str) -> int | None:
         """Objects in the collection at `path`, from a `limit=1` metadata list (None: not told)."""
-        return _object_count(next(self.client.list_pages(path, metadata_only=True, limit=1)))
+        return object_count(next(self.client.list_pages(path, metadata_only=True, limit=1)))
 
     def _known_list(self, namespace: str, kind: str) -> Mapping[str, SourceMeta] | None:
         """Every object of a kind in the namespace, if this pass already listed it here."""
@@ -547,13 +548,3 @@ def _cluster_list_failed(kind: str, exc: RehashError) -> None:
         )
     else:
         log.warning("listing %ss cluster-wide failed (%s); reading them namespace by namespace", kind, exc)
-
-
-def _object_count(page: Mapping[str, Any]) -> int | None:
-    """Objects in the whole list, from its first page (None when the server does not say)."""
-    metadata = page.get("metadata") or {}
-    items = len(page.get("items") or [])
-    if not metadata.get("continue"):
-        return items
-    remaining = metadata.get("remainingItemCount")
-    return items + remaining if isinstance(remaining, int) else None

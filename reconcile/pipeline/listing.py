@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -33,6 +32,7 @@ from reconcile.model.selectors import parse_selector
 from reconcile.model.workload import Listed, honoured_annotations, read_listed
 from reconcile.output.report import Row
 from reconcile.pipeline.stream import namespace_of
+from reconcile.pipeline.workload_lists import WorkloadLists, annotations_of
 from reconcile.policy.decision import Decision, Deferral
 from reconcile.policy.sharding import WorkloadKey, plan_shards
 from reconcile.policy.tally import Tally, tally_of
@@ -68,12 +68,6 @@ def scope_namespaces(settings: Settings) -> Scope:
     return Scope()
 
 
-def annotations_of(item: dict[str, object]) -> Iterable[str]:
-    metadata = item.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
-    return annotations if isinstance(annotations, dict) else ()
-
-
 @dataclass
 class Listing:
     """What listing the workloads established: the opted-in ones in scope (a shard: its share), a failed
@@ -92,6 +86,9 @@ class Listing:
     streamed: bool = False
     listed_kinds: list[Kind] = field(default_factory=list)
     """The kinds whose list completed."""
+    open: WorkloadLists | None = None
+    """A whole-cluster pass's lists, while open: the listing stopped at its sample of more than
+    `hold_at_most` opted-in workloads (`workloads` holds it, `streamed` is set)."""
     hold_at_most: int | None = None
     needs: dict[str, Decision | Need] = field(default_factory=dict)
     """uid -> what triage said of each held view."""
@@ -105,15 +102,13 @@ class Listing:
             return
         self.workloads.append(workload)
         self.needs[workload.uid] = need
-        if self.hold_at_most is not None and len(self.workloads) > self.hold_at_most:
-            log.info(
-                "more than %d opted-in workloads (streamAbove): the pass walks the cluster namespace by "
-                "namespace as its lists stream",
-                self.hold_at_most,
-            )
-            self.streamed = True
-            self.workloads.clear()
-            self.needs.clear()
+
+    def finish(self, key_fingerprint: str) -> None:
+        """Drop the sample and tally the rest of the open lists: the walk will list the workloads again,
+        planned from the whole tally."""
+        self.workloads.clear()
+        self.needs.clear()
+        take_namespaces(self, key_fingerprint)
 
     def triage(self) -> Triage:
         """The triage of the held views, each triaged once as it was listed."""
@@ -144,13 +139,51 @@ def list_targets(
             reason = f"namespaceSelector: the namespaces list failed: {exc}"
             listing.failures.append(Row.scope_failure("Namespace", "*", reason))
             return listing
+    if covers_whole_cluster(settings):
+        listing.open = WorkloadLists(
+            settings,
+            client,
+            discovery,
+            field_selector=workload_selector(settings),
+            covers=scope.covers,
+            view=lambda item, kind: listed_view(item, kind, discovery),
+            failures=listing.failures,
+            census=listing.census,
+            foreign=listing.foreign,
+        )
+        take_namespaces(listing, key_fingerprint)
+        return listing
     for kind in settings.kinds:
         if list_kind(settings, client, discovery, kind, scope, into=listing, key_fingerprint=key_fingerprint):
             listing.listed_kinds.append(kind)
     if settings.shard is not None:
         listing.keep_share(settings.shard)
-    say_foreign(listing.foreign)
     return listing
+
+
+def take_namespaces(listing: Listing, key_fingerprint: str) -> None:
+    """Take namespaces from the listing's open lists until it holds more than `hold_at_most` opted-in
+    workloads (its sample: `streamed` is set and the lists stay open) or the lists are over."""
+    lists = listing.open
+    if lists is None:
+        return
+    try:
+        while (namespace := lists.upcoming()) is not None:
+            for workload in lists.take(namespace):
+                listing.keep(workload, triage_one(workload, key_fingerprint))
+            at_most = listing.hold_at_most
+            if not listing.streamed and at_most is not None and len(listing.workloads) > at_most:
+                log.info(
+                    "more than %d opted-in workloads (streamAbove): the pass walks the cluster namespace by "
+                    "namespace as its lists stream",
+                    at_most,
+                )
+                listing.streamed = True
+                return
+    except PassCut as exc:
+        lists.cut(exc)
+    listing.listed_kinds = lists.listed_kinds
+    listing.open = None
 
 
 def say_foreign(foreign: Counter[str]) -> None:

@@ -34,7 +34,7 @@ from reconcile.model.workload import Listed, status_view
 from reconcile.output.report import Report, Row
 from reconcile.output.rows import Rows
 from reconcile.pipeline.budget import Budget
-from reconcile.pipeline.listing import Listing, covers_whole_cluster, list_targets
+from reconcile.pipeline.listing import Listing, covers_whole_cluster, list_targets, say_foreign
 from reconcile.pipeline.notifier import Notifier
 from reconcile.pipeline.planner import open_stage, plan_batch, redecide, rules_for
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
@@ -46,7 +46,7 @@ from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, defer_f
 from reconcile.policy.priority import health_hold
 from reconcile.policy.reads import Costs, estimate_reads, request_seconds, requests_to_read
 from reconcile.policy.rules import Rules
-from reconcile.policy.tally import Tally
+from reconcile.policy.tally import Tally, WalkPlan, plan_walk
 from reconcile.policy.triage import (
     Batch,
     Triage,
@@ -121,14 +121,22 @@ class PassWalk:
             self.settings, self.client, self.rules.discovery, key_fingerprint=self.rules.fingerprint
         )
         self.stage.census = listing.census
-        self.report.extend(listing.failures)
-        self.report.foreign_annotations = dict(sorted(listing.foreign.items()))
         streamed: StreamedBatches | None = None
-        if listing.streamed:
+        plan = self.plan_walk(listing)
+        if plan is not None and plan.one_listing:
+            self.report.extend(listing.failures)
+            streamed = StreamedBatches(self.settings, self.client, self.stage, self.rules, listing)
+            self.hold_for_health(listing.tally, plan.scale)
+            total = round(listing.tally.total * plan.scale)
+            batches = streamed.walk_on(listing, plan)
+        elif listing.streamed:
+            listing.finish(self.rules.fingerprint)
+            self.report.extend(listing.failures)
             streamed = StreamedBatches(self.settings, self.client, self.stage, self.rules, listing)
             total = listing.tally.total
             batches = self.plan_streamed(streamed, epoch)
         else:
+            self.report.extend(listing.failures)
             total = len(listing.workloads)
             batches = self.plan_held(listing, epoch)
         done = 0
@@ -137,9 +145,11 @@ class PassWalk:
             watches += self.walk_batch(batch, triage)
             done += len(batch.workloads)
             if progress is not None:
-                progress(done, total)
+                progress(done, max(done, total))
         if streamed is not None:
             self.report.extend(streamed.rows)
+        self.report.foreign_annotations = dict(sorted(listing.foreign.items()))
+        say_foreign(listing.foreign)
         self.budget.release()
         delivered, unwritten = self.deliver_notifications()
         tracked = self.check_rollouts(watches, delivered, unwritten)
@@ -147,6 +157,28 @@ class PassWalk:
         self.report.extend(self.writer.failure_rows())
         self.report.budget_exhausted = self.budget.exhausted
         self.report.interrupted = self.budget.stop.is_set()
+
+    def plan_walk(self, listing: Listing) -> WalkPlan | None:
+        """For a listing stopped at its sample (pipeline/workload_lists.py): whether the walk goes on from
+        its lists, or the rest is tallied first (`policy.tally.plan_walk`, and whether the light pass the
+        sample says may not fit its budget). None: nothing to plan, the listing is held or tallied."""
+        if listing.open is None or not listing.streamed:
+            return None
+        sample = listing.tally
+        plan = plan_walk(
+            sample,
+            seen=listing.open.seen,
+            total=listing.open.total,
+            by_name=self.settings.fetch != "auto",
+            rate_limited=self.settings.qps > 0,
+        )
+        if plan.one_listing:
+            estimate = round(sample.reads_estimate([], recorded_by_name=False) * plan.scale)
+            if self.may_not_fit(estimate):
+                why = f"the sample's reads, scaled, are about {estimate} requests: may not fit"
+                plan = WalkPlan(False, why)
+        log.info("one listing of the workloads: %s (%s)", "yes" if plan.one_listing else "no", plan.why)
+        return plan
 
     def plan_held(self, listing: Listing, epoch: float) -> Iterator[tuple[Batch, Triage]]:
         """The batches of a pass that holds its listing, planned from its views and their tally."""
@@ -218,9 +250,10 @@ class PassWalk:
         seconds = estimate * request_seconds(self.settings.qps)
         return seconds > ROTATE_ABOVE * (self.budget.remaining() - self.budget.reserve - self.budget.held)
 
-    def hold_for_health(self, tally: Tally) -> None:
-        """Keep a bounded share of the budget for the rollout-health checks after the pending work."""
-        groups = tally.watched
+    def hold_for_health(self, tally: Tally, scale: float = 1.0) -> None:
+        """Keep a bounded share of the budget for the rollout-health checks after the pending work (of a
+        sample's tally: `scale` times its count of them)."""
+        groups = {key: round(n * scale) for key, n in tally.watched.items()}
         costs = Costs(self.settings.page_size, self.settings.qps)
         reads = sum(requests_to_read(n, self.stage.census.get(key), costs=costs) for key, n in groups.items())
         seconds = health_hold(

@@ -36,24 +36,35 @@ class NamespaceStream:
         self._head: dict[str, Any] | None = None
         self._head_at = ""
         """`namespace_order` of the head's namespace, computed once per object."""
+        self._head_namespace = ""
         self._over = False
         self._last = ""
         self.disordered = False
         """An object came after one that sorts after it: the list is not in key order."""
 
-    def take(self, namespace: str) -> list[dict[str, Any]]:
-        """The objects of `namespace`, passing by those of the namespaces before it. What the list raises
-        (a failed page, the budget's cut) is raised here, and the stream is then over."""
+    def take(self, namespace: str, *, pass_by: bool = True) -> list[dict[str, Any]]:
+        """The objects of `namespace`, passing by those of the namespaces before it (`pass_by` False: the
+        next objects while they are of `namespace`, stopping at any other). What the list raises (a failed
+        page, the budget's cut) is raised here, and the stream is then over."""
         mark = namespace_order(namespace)
         taken: list[dict[str, Any]] = []
         while (head := self._peek()) is not None:
             at = self._head_at
-            if at > mark:
+            if at > mark or (at < mark and not pass_by):
                 break
             if at == mark:
                 taken.append(head)
             self._head = None
         return taken
+
+    @property
+    def over(self) -> bool:
+        """Every object of the list was taken or passed by."""
+        return self._over and self._head is None
+
+    def upcoming(self) -> str | None:
+        """The namespace of the next object (its page read if need be), None once the list is over."""
+        return None if self._peek() is None else self._head_namespace
 
     def drain(self) -> None:
         """Read the rest of the list, only to learn whether it was in key order: the walk is over. On a
@@ -65,7 +76,8 @@ class NamespaceStream:
         if self._head is None and not self._over:
             try:
                 self._head = next(self._items)
-                self._head_at = at = namespace_order(namespace_of(self._head))
+                self._head_namespace = namespace_of(self._head)
+                self._head_at = at = namespace_order(self._head_namespace)
                 if at < self._last:
                     self.disordered = True
                 self._last = max(self._last, at)
@@ -81,13 +93,17 @@ K = TypeVar("K")
 
 
 def take_each(
-    streams: dict[K, NamespaceStream], namespace: str, failed: Callable[[K, RehashError], None]
+    streams: dict[K, NamespaceStream],
+    namespace: str,
+    failed: Callable[[K, RehashError], None],
+    *,
+    pass_by: bool = True,
 ) -> Iterator[tuple[K, list[dict[str, Any]]]]:
-    """The namespace's objects from each of these streams. A stream whose list fails is told to `failed`
-    and left out from then on; the budget's cut (`PassCut`) is raised."""
+    """The namespace's objects from each of these streams (`NamespaceStream.take`). A stream whose list
+    fails is told to `failed` and left out from then on; the budget's cut (`PassCut`) is raised."""
     for key, stream in list(streams.items()):
         try:
-            items = stream.take(namespace)
+            items = stream.take(namespace, pass_by=pass_by)
         except PassCut:
             raise
         except RehashError as exc:
@@ -95,3 +111,24 @@ def take_each(
             del streams[key]
             continue
         yield key, items
+
+
+def next_namespace(streams: dict[K, NamespaceStream], failed: Callable[[K, RehashError], None]) -> str | None:
+    """The namespace of the first object any of these streams has next, None when all are over. A walk
+    that takes it from every stream each time, without passing by (`take_each(..., pass_by=False)`),
+    drops nothing, whatever order the lists come in (a namespace a list gives out of order is then taken
+    again later). A stream whose list
+    fails is told to `failed` and left out; the budget's cut (`PassCut`) is raised."""
+    upcoming: list[str] = []
+    for key, stream in list(streams.items()):
+        try:
+            namespace = stream.upcoming()
+        except PassCut:
+            raise
+        except RehashError as exc:
+            failed(key, exc)
+            del streams[key]
+            continue
+        if namespace is not None:
+            upcoming.append(namespace)
+    return min(upcoming, key=namespace_order, default=None)

@@ -40,7 +40,7 @@ from reconcile.pipeline.read import ReadStage, keep_wanted
 from reconcile.pipeline.stream import NamespaceStream, take_each
 from reconcile.policy.decision import Deferral
 from reconcile.policy.rules import Rules
-from reconcile.policy.tally import Tally
+from reconcile.policy.tally import Tally, WalkPlan
 from reconcile.policy.triage import Batch, Triage, plan_batches, triage_listed, wanted_sources
 
 log = logging.getLogger(__name__)
@@ -103,6 +103,51 @@ class StreamedBatches:
             except PassCut:
                 return
         yield from self.recover()
+
+    def walk_on(self, listing: Listing, plan: WalkPlan) -> Iterator[tuple[Batch, Triage]]:
+        """The batches of a pass that walks on from its listing's open lists (one listing of the
+        workloads): the sample's namespaces first, then each namespace as the lists give it. The surveys
+        open for the sources the sample recorded, scaled to the cluster. What the budget or a stop cuts
+        off is one deferred row per sample namespace not reached and one for the rest of the lists."""
+        lists = listing.open
+        if lists is None:
+            return
+        lists.failures = self.rows
+        held: dict[str, list[Listed]] = {}
+        for workload in listing.workloads:
+            held.setdefault(workload.namespace, []).append(workload)
+        listing.workloads, listing.needs = [], {}
+        namespace = ""
+        try:
+            wanted = plan.scaled(self.tally.recorded)
+            self.stage.reader.stream_cluster(wanted, self.settings.exclude_namespaces)
+            while held:
+                namespace = next(iter(held))
+                yield from self.walk_namespace(namespace, held[namespace])
+                del held[namespace]
+            while (upcoming := lists.upcoming()) is not None:
+                namespace = upcoming
+                yield from self.walk_namespace(namespace, lists.take(namespace))
+            for kind in lists.disordered():
+                log.warning(
+                    "the cluster-wide list of %s is not in key order: its namespaces were walked as it gave "
+                    "them, some more than once",
+                    kind.plural,
+                )
+        except PassCut as exc:
+            self.passed_by({ns: len(views) for ns, views in held.items()}, exc)
+            why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
+            at = f"from namespace {namespace} on" if namespace and not held else "after the sample"
+            reason = f"{exc}; the opted-in workloads {at} in list order were not listed"
+            self.rows.append(Row.scope_deferred("*", "*", reason, why))
+
+    def walk_namespace(self, namespace: str, workloads: list[Listed]) -> Iterator[tuple[Batch, Triage]]:
+        if not workloads:
+            return
+        triage = triage_listed(workloads, self.rules.fingerprint)
+        self.prepare(namespace, workloads, triage, {})
+        for batch in plan_batches(workloads):
+            yield batch, triage
 
     def check_order(self, lists: Lists, *, drain: bool) -> None:
         """Note the workload lists that were not in key order. The first stretch's lists are read to

@@ -10,7 +10,7 @@ numbers per kind and per namespace, never per workload. Pure.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from reconcile.model.kinds import Kind
@@ -18,7 +18,7 @@ from reconcile.model.order import namespace_order
 from reconcile.model.rollouts import watched
 from reconcile.model.workload import Listed
 from reconcile.policy.decision import Decision
-from reconcile.policy.reads import estimate_reads
+from reconcile.policy.reads import KIND_IN_FULL_SHARE_LIMITED, estimate_reads
 from reconcile.policy.triage import Need, Triage, choose_kinds_in_full
 
 
@@ -79,3 +79,41 @@ def tally_of(listed: Iterable[Listed], triage: Triage) -> Tally:
     for workload in listed:
         tally.add(workload, triage.need_of(workload.uid))
     return tally
+
+
+@dataclass(frozen=True)
+class WalkPlan:
+    """How a pass too large to hold its listing walks the cluster, decided from the sample its listing
+    stopped at: on from the listing's own lists (`one_listing`), or after tallying the rest of them, with
+    a second listing planned from the whole tally."""
+
+    one_listing: bool
+    why: str
+    scale: float = 1.0
+    """The cluster's workload objects per object the sample covered: its counts times this estimate the
+    whole pass's."""
+
+    def scaled(self, counts: Mapping[str, int]) -> dict[str, int]:
+        return {key: round(n * self.scale) for key, n in counts.items()}
+
+
+def plan_walk(sample: Tally, *, seen: int, total: int | None, by_name: bool, rate_limited: bool) -> WalkPlan:
+    """One listing where the sample (the opted-in workloads of the `seen` first objects of `total`) says
+    the pass is light: sources are surveyed (not read by name), no kind is worth listing in full, and at
+    most a quarter need their spec. Otherwise the whole tally plans the pass (kinds listed in full, a
+    rotated start), which needs the rest of the lists first. Whether the light pass fits its budget is
+    the caller's to weigh, from `reads` of the sample times `scale`."""
+    if by_name:
+        return WalkPlan(False, "recorded sources are read by name (fetch mode)")
+    if total is None or seen <= 0:
+        return WalkPlan(False, "a workload list did not tell its size: the sample cannot be scaled")
+    if sample.kinds_in_full(rate_limited=rate_limited):
+        return WalkPlan(False, "the sample has a kind worth listing in full")
+    needing = sum(sample.need_spec.values())
+    if needing * KIND_IN_FULL_SHARE_LIMITED > sample.total:
+        return WalkPlan(False, f"{needing} of the sample's {sample.total} opted-in workloads need their spec")
+    return WalkPlan(
+        True,
+        f"{sample.total} opted in of the first {seen} of {total} workloads, {needing} needing their spec",
+        max(1.0, total / seen),
+    )

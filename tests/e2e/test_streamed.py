@@ -1,7 +1,8 @@
-"""A whole-cluster pass with more opted-in workloads than `streamAbove` does not hold its listing: it tallies
-the workloads, then walks the cluster namespace by namespace as its lists stream. It must decide exactly
-what a pass holding its listing decides, in every state a cluster goes through, and pay for it with one
-more listing of the workloads only. `KUBE_REHASH_STREAM_ABOVE=0` makes every pass stream."""
+"""A whole-cluster pass with more opted-in workloads than `streamAbove` does not hold its listing: it stops
+at a sample, then walks the cluster namespace by namespace as its lists stream, on from the listing's own
+lists when the sample says the pass is light, else after tallying them, with a second listing
+(pipeline/workload_lists.py). It must decide exactly what a pass holding its listing decides, in every
+state a cluster goes through. `KUBE_REHASH_STREAM_ABOVE=0` makes every pass stream."""
 
 from __future__ import annotations
 
@@ -70,16 +71,35 @@ def test_a_streamed_pass_decides_what_a_held_pass_decides_from_first_install_to_
     assert {r[3] for r in same_decisions(cluster)} == {"in-sync"}
 
 
+WORKLOAD_LISTS = ("/apis/apps/v1/deployments", "/apis/apps/v1/statefulsets")
+
+
+def workload_lists(cluster: Backend) -> dict[str, list[bool]]:
+    """Per workload kind, its cluster-wide lists in order: whether each was metadata-only."""
+    lists: dict[str, list[bool]] = {}
+    for e in cluster.requests("GET"):
+        if e.path in WORKLOAD_LISTS and "continue" not in e.query:
+            lists.setdefault(e.path.rsplit("/", 1)[1], []).append("as=PartialObjectMetadataList" in e.accept)
+    return lists
+
+
 @pytest.mark.slow
-def test_a_streamed_pass_lists_each_workload_kind_twice_and_each_source_kind_once(cluster: Backend) -> None:
+def test_a_streamed_steady_pass_lists_each_workload_and_source_kind_once(cluster: Backend) -> None:
+    """A first install is heavy: the listing's sample needs specs, so the rest is tallied and the walk
+    lists the workloads again (in full where most need their spec). A steady pass is light: the walk goes
+    on from the listing's own lists."""
     seed(cluster)
-    cluster.run(env=STREAM)
     cluster.clear_log()
-    steady = cluster.run(env=STREAM)
+    adopted = cluster.run("-v", env=STREAM)
+    assert set(adopted.actions().values()) == {"adopt"}
+    assert "one listing of the workloads: no" in adopted.stderr
+    assert workload_lists(cluster) == {"deployments": [True, False], "statefulsets": [True, True]}
+    cluster.clear_log()
+    steady = cluster.run("-v", env=STREAM)
     assert set(steady.actions().values()) == {"in-sync"} and cluster.writes() == []
+    assert "one listing of the workloads: yes" in steady.stderr
     gets = [e for e in cluster.requests("GET")]
-    for path in ("/apis/apps/v1/deployments", "/apis/apps/v1/statefulsets"):
-        assert len([e for e in gets if e.path == path]) == 2, path  # the tally, then the walk
+    assert workload_lists(cluster) == {"deployments": [True], "statefulsets": [True]}
     for path in ("/api/v1/configmaps", "/api/v1/secrets"):
         listed = [e for e in gets if e.path == path and e.query.get("limit") != "1"]
         assert len(listed) == 1, path
@@ -158,3 +178,34 @@ def test_lists_out_of_key_order_lose_no_workload_when_streamed(cluster: Backend)
     patched = [e.path for e in cluster.writes() if e.method == "PATCH"]
     assert len(patched) == len(set(patched))  # nothing patched twice
     assert {r[3] for r in rows(cluster.run(env=STREAM))} == {"in-sync"}
+
+
+def test_a_list_that_fails_after_the_sample_fails_its_kind_and_the_light_walk_goes_on(
+    cluster: Backend,
+) -> None:
+    """A steady pass walks on from the listing's lists. The Deployments' list fails once the sample (the
+    first namespace in key order, `a-b`) was taken: one failed row for the kind, the sample's Deployments
+    and every StatefulSet still decided."""
+    seed(cluster)
+    config = cluster.config(SMALL_PAGES)
+    cluster.run("--config", str(config))
+    cluster.clear_log()
+    cluster.sim.faults.respond(
+        403,
+        reason="Forbidden",
+        method="GET",
+        path="^/apis/apps/v1/deployments$",
+        param="continue",
+        nth=4,  # `a-b` is pages 1-2 (the sample), `a` pages 3-4: page 5 fails as the walk takes `a`
+    )
+    result = cluster.run("-v", "--config", str(config), env=STREAM)
+    assert "one listing of the workloads: yes" in result.stderr
+    assert result.code == 1 and cluster.writes() == []
+    failed = [w for w in result.report["workloads"] if w["action"] == "failed"]
+    assert [(w["kind"], w["namespace"], w["name"]) for w in failed] == [("Deployment", "*", "*")]
+    assert "list failed" in failed[0]["reason"] and "403" in failed[0]["reason"]
+    decided = result.actions()
+    assert all(decided[f"StatefulSet/{ns}/store"] == "in-sync" for ns in NAMESPACES)
+    deployments = {k.split("/")[1] for k in decided if k.startswith("Deployment/") and not k.endswith("/*")}
+    assert deployments == {"a-b"} and len([k for k in decided if k.startswith("Deployment/a-b/")]) == 8
+    assert set(decided.values()) == {"in-sync", "failed"}

@@ -1,0 +1,135 @@
+"""The cluster-wide lists of every workload kind, read in step a namespace at a time: one listing that a
+large pass can both plan from and walk.
+
+A whole-cluster pass lists each workload kind once, metadata-only, and takes the namespaces from all the
+lists together, in the order the lists meet them (pipeline/stream.py). It holds the opted-in workloads'
+views until there are more than `streamAbove` of them; a smaller cluster is then listed whole and held.
+A larger one stops there: what it has seen is a sample of the cluster (whole namespaces, every kind), and
+the lists stay open where they stopped. The pass then either walks on from them, deciding each namespace
+as it is taken, so the workloads are listed once (pipeline/streamed.py, `ListedWalk`); or, when the
+sample says the pass is heavy (a kind worth listing in full, a pass that may not fit its budget), it
+tallies the rest of the lists and walks the cluster with a second listing planned from the whole tally
+(`finish`). Either way no page is read twice, and at most one page per kind is held at a time.
+
+Walking by the first namespace any list still holds (`next_namespace`) passes nothing by, whatever
+order a server lists in: a namespace that a list gives out of order is taken twice, never lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+from reconcile.config.settings import Settings
+from reconcile.errors import NotFound, PassCut, RehashError, Stopped
+from reconcile.kube.client import KubeClient, ListedItems
+from reconcile.model.kinds import Kind
+from reconcile.model.references import DiscoverySettings, foreign_peers, reads_template_annotations
+from reconcile.model.workload import Listed
+from reconcile.output.report import Row
+from reconcile.pipeline.stream import NamespaceStream, next_namespace, take_each
+from reconcile.policy.decision import Deferral
+
+log = logging.getLogger(__name__)
+
+
+def annotations_of(item: dict[str, object]) -> Iterable[str]:
+    metadata = item.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return annotations if isinstance(annotations, dict) else ()
+
+
+class WorkloadLists:
+    """The open cluster-wide metadata lists of the enabled workload kinds, and what they have shown.
+
+    `failures` receives a failed scope row per list that fails and a deferred one per list the budget
+    cut; `census` and `foreign` are counted as namespaces are taken (the listing's own counters)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        client: KubeClient,
+        discovery: DiscoverySettings,
+        *,
+        field_selector: str | None,
+        covers: Callable[[str], bool],
+        view: Callable[[dict[str, object], Kind], Listed | None],
+        failures: list[Row],
+        census: dict[tuple[str, str], int],
+        foreign: dict[str, int],
+    ) -> None:
+        metadata_only = not reads_template_annotations(discovery)
+        self.lists: dict[Kind, ListedItems] = {
+            kind: client.list_items(
+                kind.collection_path(None), field_selector=field_selector, metadata_only=metadata_only
+            )
+            for kind in settings.kinds
+        }
+        self.streams = {kind: NamespaceStream(items) for kind, items in self.lists.items()}
+        self.ended: set[Kind] = set()
+        """Kinds whose list failed, was cut, or is not served: not listed whole."""
+        self.seen = 0
+        """Objects of every kind taken so far, opted in or not."""
+        self.discovery = discovery
+        self.covers = covers
+        self.view = view
+        self.failures = failures
+        self.census = census
+        self.foreign = foreign
+
+    @property
+    def total(self) -> int | None:
+        """Objects all the lists hold, where every server said (None: some list did not tell)."""
+        sizes = [items.total for kind, items in self.lists.items() if kind not in self.ended]
+        return None if any(size is None for size in sizes) else sum(s for s in sizes if s is not None)
+
+    @property
+    def listed_kinds(self) -> list[Kind]:
+        """The kinds whose list has not failed (complete once `upcoming` returns None)."""
+        return [kind for kind in self.lists if kind not in self.ended]
+
+    def upcoming(self) -> str | None:
+        """The next namespace to take, None once every list is over; `PassCut` is raised."""
+        return next_namespace(self.streams, self.failed)
+
+    def take(self, namespace: str) -> list[Listed]:
+        """The opted-in workloads of `namespace` in scope, from every list still open; `PassCut` is raised."""
+        workloads: list[Listed] = []
+        if not self.covers(namespace):
+            for _ in take_each(self.streams, namespace, self.failed, pass_by=False):
+                pass
+            return workloads
+        for kind, items in take_each(self.streams, namespace, self.failed, pass_by=False):
+            self.seen += len(items)
+            if items:
+                key = (namespace, kind.plural)
+                self.census[key] = self.census.get(key, 0) + len(items)
+            for item in items:
+                for peer in foreign_peers(annotations_of(item), self.discovery.compat):
+                    self.foreign[peer] = self.foreign.get(peer, 0) + 1
+                view = self.view(item, kind)
+                if view is not None:
+                    workloads.append(view)
+        return workloads
+
+    def disordered(self) -> list[Kind]:
+        """The kinds whose list came out of key order (so far)."""
+        return [kind for kind, stream in self.streams.items() if stream.disordered]
+
+    def failed(self, kind: Kind, exc: RehashError) -> None:
+        self.ended.add(kind)
+        if isinstance(exc, NotFound):
+            log.info("%s are not served by this cluster; skipping the kind", kind.plural)
+            return
+        self.failures.append(Row.scope_failure(kind.kind, "*", f"list failed: {exc}"))
+
+    def cut(self, exc: PassCut) -> None:
+        """The budget ran out, or the pass was stopped, before the lists still open were read to their
+        end: a deferred scope row for each."""
+        why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
+        for kind, stream in self.streams.items():
+            if stream.over:
+                continue
+            self.ended.add(kind)
+            self.failures.append(Row.scope_deferred(kind.kind, "*", f"{exc}; not listed", why))
+        self.streams.clear()
