@@ -400,7 +400,8 @@ class Settings:
         READING,
         v.integer(minimum=0),
         ("streamAbove",),
-        details="Memory then stays flat in cluster size, for one more listing of the workloads. "
+        details="Memory then stays flat in cluster size, for one more listing of the workloads where the "
+        "first ones a pass lists say it is heavy (a first install). "
         "See [Large clusters](#large-clusters).",
     )
     hash_key_file: str | None = setting(

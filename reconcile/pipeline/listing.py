@@ -1,6 +1,6 @@
-"""Which workloads a pass covers: its namespace scope (all, or the namespaces given with -n), the opted-in
-workloads of every enabled kind in it, listed metadata-only, page by page, keeping only slim views, and,
-for a shard, its share of them.
+"""Which workloads a pass covers: in its namespace scope (pipeline/scope.py), the opted-in workloads of every
+enabled kind, listed metadata-only, page by page, keeping only slim views, and, for a shard, its share of
+them. A whole-cluster pass reads its lists in step, and may stop at a sample (pipeline/workload_lists.py).
 
 A shard lists the same workloads as the unsharded pass and keeps its share (policy/sharding.py): every
 shard must see every opted-in workload to compute the same split without coordination, and one
@@ -19,8 +19,8 @@ from typing import Protocol, TypeVar
 
 from reconcile.config.settings import Settings, Shard
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
-from reconcile.kube.client import KubeClient, namespace_exclusions
-from reconcile.model.kinds import NAMESPACES, Kind
+from reconcile.kube.client import KubeClient
+from reconcile.model.kinds import Kind
 from reconcile.model.references import (
     PEER_DOMAINS,
     DiscoverySettings,
@@ -28,9 +28,15 @@ from reconcile.model.references import (
     opt_in_keys,
     reads_template_annotations,
 )
-from reconcile.model.selectors import parse_selector
 from reconcile.model.workload import Listed, honoured_annotations, read_listed
 from reconcile.output.report import Row
+from reconcile.pipeline.scope import (
+    Scope,
+    covers_whole_cluster,
+    scope_namespaces,
+    select_namespaces,
+    workload_selector,
+)
 from reconcile.pipeline.stream import namespace_of
 from reconcile.pipeline.workload_lists import WorkloadLists, annotations_of
 from reconcile.policy.decision import Decision, Deferral
@@ -41,33 +47,6 @@ from reconcile.policy.triage import Need, Triage, triage_of, triage_one
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Scope:
-    """Where to list workloads: namespace by namespace (given with -n: never a cluster-wide request),
-    or cluster-wide (`namespaces` None)."""
-
-    namespaces: tuple[str, ...] | None = None
-    selected: frozenset[str] | None = None
-    """The namespaces `namespaceSelector` matched (cluster-wide lists keep only their workloads); None:
-    no selector."""
-
-    def covers(self, namespace: str) -> bool:
-        return self.selected is None or namespace in self.selected
-
-
-def covers_whole_cluster(settings: Settings) -> bool:
-    """True when the pass owns every namespace: no namespace list, no shard (`Scope()` below)."""
-    return not settings.namespaces and settings.shard is None
-
-
-def scope_namespaces(settings: Settings) -> Scope:
-    """The namespaces to list: those given with -n less the excluded ones, else the whole cluster (the
-    excluded namespaces are then left out by a field selector)."""
-    if settings.namespaces:
-        return Scope(namespaces=tuple(sorted(set(settings.namespaces) - set(settings.exclude_namespaces))))
-    return Scope()
-
-
 @dataclass
 class Listing:
     """What listing the workloads established: the opted-in ones in scope (a shard: its share), a failed
@@ -75,8 +54,9 @@ class Listing:
     namespace holds (opted in or not): the size of a list of them, for the read strategy.
 
     A whole-cluster pass with more than `streamAbove` opted-in workloads does not hold them: `streamed`
-    is set, `workloads` is empty, and the walk lists them again namespace by namespace (pipeline/streamed.py)
-    from the kinds in `listed_kinds`, planned from the `tally`."""
+    is set and the listing stops at a sample (`workloads`, the lists still `open`); the walk goes on from
+    them, or `finish` tallies the rest and the walk lists them again (pipeline/streamed.py) from the kinds
+    in `listed_kinds`, planned from the `tally`."""
 
     workloads: list[Listed] = field(default_factory=list)
     failures: list[Row] = field(default_factory=list)
@@ -293,25 +273,3 @@ def list_kind(
             failures.append(Row.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
             complete = False
     return complete
-
-
-def select_namespaces(client: KubeClient, selector: str) -> frozenset[str]:
-    """The names of the namespaces whose labels match `selector`: one metadata list, filtered by the API
-    server (the selector was checked when the settings were loaded)."""
-    path = NAMESPACES.collection_path()
-    items = client.list_items(path, label_selector=parse_selector(selector).text, metadata_only=True)
-    selected = frozenset(namespace_name(item) for item in items)
-    shown = ", ".join(sorted(selected)[:10]) + (", ..." if len(selected) > 10 else "")
-    log.info("namespaceSelector %r: %d namespaces (%s)", selector, len(selected), shown or "none")
-    return selected
-
-
-def namespace_name(item: dict[str, object]) -> str:
-    metadata = item.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, dict) else None
-    return name if isinstance(name, str) else ""
-
-
-def workload_selector(settings: Settings) -> str | None:
-    """The field selector of a cluster-wide list of workloads: the excluded namespaces left out."""
-    return ",".join(namespace_exclusions(settings.exclude_namespaces)) or None

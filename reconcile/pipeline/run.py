@@ -34,10 +34,11 @@ from reconcile.model.workload import Listed, status_view
 from reconcile.output.report import Report, Row
 from reconcile.output.rows import Rows
 from reconcile.pipeline.budget import Budget
-from reconcile.pipeline.listing import Listing, covers_whole_cluster, list_targets, say_foreign
+from reconcile.pipeline.listing import Listing, list_targets, say_foreign
 from reconcile.pipeline.notifier import Notifier
 from reconcile.pipeline.planner import open_stage, plan_batch, redecide, rules_for
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
+from reconcile.pipeline.scope import covers_whole_cluster
 from reconcile.pipeline.streamed import StreamedBatches
 from reconcile.pipeline.views import read_objects
 from reconcile.pipeline.write import WriteOptions, Writer

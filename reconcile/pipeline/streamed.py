@@ -2,23 +2,32 @@
 
 A pass that holds its listing keeps a view of every opted-in workload from the listing to the end, and its
 cluster-wide reads (kinds listed in full, source surveys) keep what every namespace wants: memory grows
-with the cluster. Above `streamAbove` opted-in workloads the listing kept only a tally (policy/tally.py),
-and this walk lists again: one cluster-wide list per workload kind (of whole objects where the kind is
-listed in full, else of metadata) and per source kind surveyed cluster-wide, all in etcd's key order, taken
-a namespace at a time in step (pipeline/stream.py). Each namespace's views are triaged, its share of the
-whole objects and surveys kept, its batches handed to the pass; then it is dropped. What is held is one
-namespace and one page per list, whatever the cluster's size; the price is the second listing of the
-workloads (one request per page).
+with the cluster. Above `streamAbove` opted-in workloads the listing stops at a sample, its lists still open
+(pipeline/workload_lists.py), and the walk goes one of two ways (policy/tally.py, `plan_walk`):
 
-A pass that may not fit its budget starts at a rotated namespace: its lists pass by the namespaces
+- **On from the listing** (`walk_on`, a light pass: steady, change): the sample's namespaces are walked,
+  then each namespace as the open lists give it, with the source surveys chosen from the sample scaled to
+  the cluster. The workloads are listed once.
+- **After a tally** (`batches`, a heavy pass: a first install, sources read by name): the listing tallies
+  the rest of its lists and this walk lists again, planned from the whole tally: one cluster-wide list per
+  workload kind (of whole objects where the kind is listed in full, else of metadata) and per source kind
+  surveyed cluster-wide, all in etcd's key order, taken a namespace at a time in step (pipeline/stream.py).
+
+Each namespace's views are triaged, its share of the whole objects and surveys kept, its batches handed to
+the pass; then it is dropped. What is held is one namespace and one page per list, whatever the cluster's
+size.
+
+A heavy pass that may not fit its budget starts at a rotated namespace: its lists pass by the namespaces
 before it, and the namespaces after the end are reached by lists opened again from the start. A list
 that fails leaves its kind out of the rest of the walk (a failed scope row, as when listing); when the
 budget runs out or the pass is stopped between namespaces, each namespace not reached is one deferred
-row, with the number of its opted-in workloads (the walk never saw their views).
+row, with the number of its opted-in workloads (the walk never saw their views), and for a light pass the
+namespaces not yet listed are one more.
 
-The walk relies on the lists' key order but checks it (pipeline/stream.py): when a workload list turns out
-not to be in key order, the walk ends by listing that kind again, held, and deciding the workloads it had
-passed by, so no opted-in workload goes without a row, whatever order the server lists in.
+The heavy walk relies on the lists' key order but checks it (pipeline/stream.py): when a workload list
+turns out not to be in key order, the walk ends by listing that kind again, held, and deciding the
+workloads it had passed by, so no opted-in workload goes without a row, whatever order the server lists
+in. The light walk takes namespaces as the listing does and passes nothing by.
 """
 
 from __future__ import annotations
@@ -35,8 +44,9 @@ from reconcile.model.kinds import Kind
 from reconcile.model.references import reads_template_annotations
 from reconcile.model.workload import Listed
 from reconcile.output.report import Row
-from reconcile.pipeline.listing import Listing, listed_view, workload_selector
+from reconcile.pipeline.listing import Listing, listed_view
 from reconcile.pipeline.read import ReadStage, keep_wanted
+from reconcile.pipeline.scope import workload_selector
 from reconcile.pipeline.stream import NamespaceStream, take_each
 from reconcile.policy.decision import Deferral
 from reconcile.policy.rules import Rules
