@@ -535,7 +535,7 @@ class SourceReader:
 
 def costs_of(client: KubeClient) -> Costs:
     """What a read through this client costs: its page size, and its rate limit."""
-    return Costs(client.options.page_size, client.options.qps)
+    return Costs(client.options.page_size)
 
 
 def _cluster_list_failed(kind: str, exc: RehashError) -> None:

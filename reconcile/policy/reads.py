@@ -40,15 +40,9 @@ class Read(StrEnum):
 
 @dataclass(frozen=True)
 class Costs:
-    """What the pass pays for a read: lists come `page` objects a request, and at a rate limit (`qps` > 0)
-    every request costs the budget 1/qps seconds while the bytes it moves cost almost nothing."""
+    """What the pass pays for a read: lists come `page` objects a request."""
 
     page: int
-    qps: float = 0.0
-
-    @property
-    def rate_limited(self) -> bool:
-        return self.qps > 0
 
 
 @dataclass(frozen=True)
@@ -60,8 +54,6 @@ class Bound:
     blind_more_than: int = 40
     """Where the collection's size is unknown, a list only for more wanted objects than this (a source
     reader then lists at most `ratio` objects per wanted one: `list_limit`, `keep_listing`)."""
-    limited: Bound | None = None
-    """The bound at a rate limit, where requests are what the budget pays for (None: the same)."""
 
 
 # Measured with `make bench` (docs/performance.md, docs/configuration.md "Time budget"):
@@ -69,8 +61,11 @@ class Bound:
 #   it where the namespace (or cluster) holds at most 16 objects per wanted one (a metadata GET moves ~300
 #   bytes plus ~1 KB of request headers, a list item ~40 bytes once the page is gzipped);
 # - source content: a list moves every object in full; it is worth it from 4 wanted objects where the
-#   namespace holds at most 8 per wanted one (at qps 0 bytes cost time as requests do), 16 at a rate limit
-#   (each GET costs the budget 1/qps s, a wasted object a few KB). A list of a namespace whose size is not
+#   namespace holds at most 16 per wanted one, at any rate: at a rate limit each GET costs the budget 1/qps
+#   s and a wasted object a few KB; at qps 0 a request costs about 4 ms (the list floor's steady pass at
+#   10x: 1.50 s for 354 requests), as much as decoding a few dozen unwanted ConfigMaps. A bound of 8 at
+#   qps 0 left a 10x first install 353 GETs for namespaces whose first page did not show every wanted
+#   source (docs/performance.md, "At 10x, at the shipped defaults"). A list of a namespace whose size is not
 #   known asks for at most that many objects in its first page, which tells the size (no `limit=1` probe
 #   first: at 10x the benchmark's cluster the probes were 2,000 of a first install's requests). A first
 #   install then reads a namespace's sources with one list per kind, not a GET per referenced source
@@ -83,9 +78,7 @@ class Bound:
 #   one namespace changed at once are one list, not 120 GETs).
 BOUNDS = {
     Read.SOURCE_METADATA: Bound(more_than=40, ratio=16),
-    Read.SOURCE_CONTENT: Bound(
-        more_than=3, ratio=8, blind_more_than=3, limited=Bound(more_than=3, ratio=16, blind_more_than=3)
-    ),
+    Read.SOURCE_CONTENT: Bound(more_than=3, ratio=16, blind_more_than=3),
     Read.WORKLOADS: Bound(more_than=1, ratio=4),
 }
 # Cluster-wide metadata list of a source kind in a whole-cluster pass: no minimum (one request per page
@@ -124,25 +117,14 @@ def choose(read: Read, wanted: int, total: int | None, *, costs: Costs, mode: Fe
     `mode` is the `fetch` setting for sources (`list`/`get` force the way); workloads ignore it."""
     if read is not Read.WORKLOADS and mode != "auto":
         return Choice(Way(mode), f"fetch: {mode}")
-    choice = weigh(bound_of(read, costs), wanted, total, costs.page)
-    if costs.rate_limited and BOUNDS[read].limited is not None:
-        return Choice(
-            choice.way, f"{choice.why}; at qps {costs.qps:g} each request costs {1 / costs.qps:.3g} s"
-        )
-    return choice
-
-
-def bound_of(read: Read, costs: Costs) -> Bound:
-    """The bound a read is weighed by at these costs."""
-    bound = BOUNDS[read]
-    return bound.limited if costs.rate_limited and bound.limited is not None else bound
+    return weigh(BOUNDS[read], wanted, total, costs.page)
 
 
 def list_limit(read: Read, wanted: int, *, costs: Costs) -> int:
     """The `limit` of the first page of a list started where the collection's size is unknown: at most
     `ratio` objects per wanted one, so that page alone tells whether a list is worth it (no continue token:
     it was the whole list) and wastes no more than a list the bound allows, with no probe before it."""
-    return max(1, min(costs.page, bound_of(read, costs).ratio * wanted))
+    return max(1, min(costs.page, BOUNDS[read].ratio * wanted))
 
 
 def keep_listing(read: Read, wanted: int, *, listed: int, remaining: int | None, costs: Costs) -> bool:
@@ -150,7 +132,7 @@ def keep_listing(read: Read, wanted: int, *, listed: int, remaining: int | None,
     server did not say): while the whole collection is worth a list. Stopped, the wanted objects its pages
     did not show are read by name."""
     if remaining is None:
-        return listed < bound_of(read, costs).ratio * wanted
+        return listed < BOUNDS[read].ratio * wanted
     return choose(read, wanted, listed + remaining, costs=costs).lists
 
 

@@ -82,7 +82,7 @@ def test_a_list_worth_going_on_is_read_to_its_end(stage: ReadStage, mock: respon
     sources = stage.read_contents("shop", wants("a", "x", "y", "z", "gone"))
     assert calls(mock) == [
         f"GET {CONFIGMAPS}?limit={CONTENT_RATIO * 5}",
-        f"GET {CONFIGMAPS}?limit=40&continue=t1",
+        f"GET {CONFIGMAPS}?limit={CONTENT_RATIO * 5}&continue=t1",
     ]
     assert len(sources.tokens) == 4 and sources.is_absent(SourceKey("configmap", "gone"))
 
