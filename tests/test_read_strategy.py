@@ -11,6 +11,7 @@ from reconcile.policy.reads import (
     choose,
     choose_cluster_sources,
     choose_kind_in_full,
+    estimate_reads,
     keep_listing,
     list_limit,
     request_seconds,
@@ -146,3 +147,11 @@ def test_a_list_started_blind_goes_on_while_the_collection_is_worth_a_list(
 ) -> None:
     read = Read.SOURCE_CONTENT
     assert keep_listing(read, wanted, listed=listed, remaining=remaining, costs=COSTS) is goes_on
+
+
+def test_a_first_install_whose_content_is_read_per_namespace_is_estimated_by_its_namespaces() -> None:
+    """Each first-sight workload costs its write and its sources' content: two reads by name, or, read per
+    namespace, at most a content list of each source kind per namespace (10x: 10,000 + 2,000)."""
+    assert estimate_reads(unread=0, first_sight=10_000, by_name=0, namespaces=1_000) == 12_000
+    assert estimate_reads(unread=0, first_sight=10_000, by_name=0) == 30_000
+    assert estimate_reads(unread=3, first_sight=3, by_name=5, namespaces=5) == 3 + 3 + 6 + 5

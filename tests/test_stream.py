@@ -90,15 +90,19 @@ def test_the_tally_counts_what_triage_says_each_workload_needs() -> None:
     assert tally.need_spec == {"deployments": KIND_IN_FULL_MIN + 2, "statefulsets": 1}
     assert tally.opted == {"deployments": KIND_IN_FULL_MIN + 3, "statefulsets": 1}
     assert tally.kinds_in_full() == [DEPLOYMENT]
-    assert tally.reads_estimate([DEPLOYMENT], recorded_by_name=True) == estimate_reads(
+    assert tally.spec_namespaces == {"ns-0", "ns-1", "ns-2"}
+    assert tally.reads_estimate([DEPLOYMENT], recorded_by_name=True, content_by_name=True) == estimate_reads(
         unread=1, first_sight=KIND_IN_FULL_MIN + 3, by_name=0
+    )
+    assert tally.reads_estimate([DEPLOYMENT], recorded_by_name=True, content_by_name=False) == estimate_reads(
+        unread=1, first_sight=KIND_IN_FULL_MIN + 3, by_name=0, namespaces=3
     )
 
 
 def test_an_empty_tally_plans_nothing() -> None:
     tally = Tally()
     assert tally.total == 0 and tally.namespaces() == [] and tally.kinds_in_full() == []
-    assert tally.reads_estimate([], recorded_by_name=True) == 0
+    assert tally.reads_estimate([], recorded_by_name=True, content_by_name=True) == 0
 
 
 def test_a_list_out_of_key_order_is_noticed_once_drained_and_a_sorted_one_is_not() -> None:

@@ -174,7 +174,8 @@ class PassWalk:
             rate_limited=self.settings.qps > 0,
         )
         if plan.one_listing:
-            estimate = round(sample.reads_estimate([], recorded_by_name=False) * plan.scale)
+            reads = sample.reads_estimate([], recorded_by_name=False, content_by_name=False)
+            estimate = round(reads * plan.scale)
             if self.may_not_fit(estimate):
                 why = f"the sample's reads, scaled, are about {estimate} requests: may not fit"
                 plan = WalkPlan(False, why)
@@ -197,7 +198,11 @@ class PassWalk:
         """The batches of a pass that streams its listing (pipeline/streamed.py), planned from the tally."""
         tally = streamed.tally
         self.hold_for_health(tally)
-        estimate = tally.reads_estimate(streamed.in_full, recorded_by_name=self.settings.fetch != "auto")
+        estimate = tally.reads_estimate(
+            streamed.in_full,
+            recorded_by_name=self.settings.fetch != "auto",
+            content_by_name=self.settings.fetch == "get",
+        )
         start = 0
         if self.may_not_fit(estimate):
             count = len(tally.workloads)
@@ -240,10 +245,12 @@ class PassWalk:
         """The requests the batches of a held listing need (`policy.reads.estimate_reads`)."""
         by_name = not covers_whole_cluster(self.settings) or self.settings.fetch != "auto"
         recorded = (w for w in listed if w.uid in triage.trusted)
+        first_sight = [w for w in listed if w.uid in triage.need_spec]
         return estimate_reads(
-            unread=sum(1 for w in listed if w.uid in triage.need_spec and w.uid not in self.stage.prefetched),
-            first_sight=len(triage.need_spec),
+            unread=sum(1 for w in first_sight if w.uid not in self.stage.prefetched),
+            first_sight=len(first_sight),
             by_name=sum(len(w.discovery.references) for w in recorded) if by_name else 0,
+            namespaces=None if self.settings.fetch == "get" else len({w.namespace for w in first_sight}),
         )
 
     def may_not_fit(self, estimate: int) -> bool:

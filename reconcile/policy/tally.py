@@ -33,6 +33,8 @@ class Tally:
     """kind plural -> opted-in workloads."""
     need_spec: Counter[str] = field(default_factory=Counter)
     """kind plural -> workloads that need their whole object."""
+    spec_namespaces: set[str] = field(default_factory=set)
+    """The namespaces holding a workload that needs its whole object."""
     recorded: Counter[str] = field(default_factory=Counter)
     """source kind -> recorded references of the workloads confirmable from metadata (a source shared by
     several of them counts for each: the tally keeps no names)."""
@@ -46,6 +48,7 @@ class Tally:
         self.opted[plural] += 1
         if need is Need.SPEC:
             self.need_spec[plural] += 1
+            self.spec_namespaces.add(workload.namespace)
         elif need is Need.METADATA:
             self.recorded.update(ref.kind for ref in workload.discovery.references)
             if watched(workload) is not None:
@@ -62,14 +65,16 @@ class Tally:
     def kinds_in_full(self, *, rate_limited: bool = False) -> list[Kind]:
         return choose_kinds_in_full(self.kinds, self.opted, self.need_spec, rate_limited=rate_limited)
 
-    def reads_estimate(self, in_full: list[Kind], *, recorded_by_name: bool) -> int:
+    def reads_estimate(self, in_full: list[Kind], *, recorded_by_name: bool, content_by_name: bool) -> int:
         """The requests the walk's reads need (`policy.reads.estimate_reads`), where the kinds `in_full`
-        are listed in full and, if `recorded_by_name`, recorded sources are read by name."""
+        are listed in full and, if `recorded_by_name`, recorded sources are read by name (and, if
+        `content_by_name`, the content of first-sight workloads' sources too)."""
         listed = {k.plural for k in in_full}
         return estimate_reads(
             unread=sum(n for plural, n in self.need_spec.items() if plural not in listed),
             first_sight=sum(self.need_spec.values()),
             by_name=sum(self.recorded.values()) if recorded_by_name else 0,
+            namespaces=None if content_by_name else len(self.spec_namespaces),
         )
 
 
