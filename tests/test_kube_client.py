@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import ssl
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -750,52 +749,3 @@ def test_a_list_without_a_count_has_no_size_unless_its_first_page_was_all(
     items = client.list_items(DEPLOYS, metadata_only=True, field_selector="metadata.namespace!=x", limit=2)
     next(items)
     assert items.total == total
-
-
-def test_a_list_read_ahead_requests_each_next_page_as_the_one_before_is_handed_over(
-    creds: Credentials, clock: FakeClock, mock: responses.RequestsMock
-) -> None:
-    """With read-ahead on (the command line's client) the next page is in flight while the caller works on
-    the current one; the items and their order are those of a list read page by page, and no page is
-    requested after the last."""
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t1"))
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c", "d"], "t2"))
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["e"]))
-    options = ClientOptions(read_ahead=True)
-    with KubeClient(creds, options, clock=clock.monotonic, sleep=clock.sleep) as kube:
-        items = kube.list_items(DEPLOYS, limit=2, read_ahead=True)
-        assert next(items)["metadata"]["name"] == "a"
-        deadline = time.monotonic() + 5
-        while len(mock.calls) < 2 and time.monotonic() < deadline:  # the second page, fetched meanwhile
-            time.sleep(0.01)
-        assert len(mock.calls) == 2
-        assert [i["metadata"]["name"] for i in items] == ["b", "c", "d", "e"]
-    query = "?limit=2"
-    assert [call.request.url for call in mock.calls] == [
-        SERVER + DEPLOYS + query,
-        SERVER + DEPLOYS + query + "&continue=t1",
-        SERVER + DEPLOYS + query + "&continue=t2",
-    ]
-
-
-def test_a_page_read_ahead_that_expired_falls_back_to_the_whole_list_once(
-    creds: Credentials, clock: FakeClock, mock: responses.RequestsMock
-) -> None:
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t1"))
-    mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "expired"), status=410)
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b", "c"]))
-    with KubeClient(creds, ClientOptions(read_ahead=True), clock=clock.monotonic, sleep=clock.sleep) as kube:
-        names = [i["metadata"]["name"] for i in kube.list_items(DEPLOYS, limit=2, read_ahead=True)]
-    assert names == ["a", "b", "c"]
-
-
-def test_without_the_option_a_list_asked_to_read_ahead_reads_page_by_page(
-    client: KubeClient, mock: responses.RequestsMock
-) -> None:
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a"], "t1"))
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["b"]))
-    items = client.list_items(DEPLOYS, limit=1, read_ahead=True)
-    next(items)
-    time.sleep(0.05)
-    assert len(mock.calls) == 1
-    assert [i["metadata"]["name"] for i in items] == ["b"]

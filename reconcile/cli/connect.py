@@ -33,7 +33,6 @@ def connect(settings: Settings, budget: Budget | None = None) -> KubeClient:
         page_size=settings.page_size,
         qps=settings.qps,
         pool_size=max(4, settings.concurrency * 2),
-        read_ahead=True,
     )
     client = KubeClient(
         credentials,

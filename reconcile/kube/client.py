@@ -35,7 +35,6 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -110,9 +109,6 @@ class ClientOptions:
     """Client-side request rate limit (token bucket); 0 means unlimited."""
     pool_size: int = 8
     user_agent: str = f"kube-rehash/{__version__}"
-    read_ahead: bool = False
-    """Lists asked to read ahead (`list_items(read_ahead=True)`) fetch their next page while the caller
-    works on the current one (the command line turns it on)."""
 
     def __post_init__(self) -> None:
         positive = {
@@ -148,15 +144,11 @@ class ListPager(Iterator[dict[str, Any]]):
         self,
         fetch: Callable[[str | None], dict[str, Any]],
         fetch_all: Callable[[], dict[str, Any]],
-        ahead: Executor | None = None,
     ) -> None:
         self._fetch = fetch
         self._fetch_all = fetch_all
         self._token: str | None = None
         self._done = False
-        self._ahead = ahead
-        self._next: Future[dict[str, Any]] | None = None
-        """The next page, requested while the caller works on the current one (`ahead`)."""
         self.fell_back = False
 
     def __iter__(self) -> ListPager:
@@ -166,11 +158,7 @@ class ListPager(Iterator[dict[str, Any]]):
         if self._done:
             raise StopIteration
         try:
-            if self._next is not None:
-                ahead, self._next = self._next, None
-                page = ahead.result()
-            else:
-                page = self._fetch(self._token)
+            page = self._fetch(self._token)
         except Gone:
             if self._token is None:
                 self._done = True
@@ -186,8 +174,6 @@ class ListPager(Iterator[dict[str, Any]]):
         token = metadata.get("continue") if isinstance(metadata, dict) else None
         self._token = str(token) if token else None
         self._done = self._token is None
-        if self._ahead is not None and self._token is not None:
-            self._next = self._ahead.submit(self._fetch, self._token)
         return page
 
 
@@ -261,7 +247,6 @@ class KubeClient:
         self._session = self._new_session()
         self._answered = False
         """Whether the server has answered once (any status): until then a refused connection fails fast."""
-        self._ahead: ThreadPoolExecutor | None = None
 
     @property
     def server(self) -> str:
@@ -274,8 +259,6 @@ class KubeClient:
         self.close()
 
     def close(self) -> None:
-        if self._ahead is not None:
-            self._ahead.shutdown(wait=False, cancel_futures=True)
         with self._session_lock:
             for session in [*self._retired, self._session]:
                 session.close()
@@ -308,13 +291,10 @@ class KubeClient:
         metadata_only: bool = False,
         limit: int | None = None,
         lazy: bool = False,
-        read_ahead: bool = False,
     ) -> ListPager:
         """Pages of a collection GET (`limit` defaults to `page_size`); see ListPager about expired tokens.
         `lazy`: a page of whole objects keeps its `items` as text, each decoded as it is iterated; a metadata
-        page is decoded once, its items slimmed (kube/pages.py). `read_ahead` (where the options allow it):
-        each next page is requested as soon as the one before it is handed over, for a list the caller reads
-        to its end: one page more is held, and the server's time overlaps the caller's."""
+        page is decoded once, its items slimmed (kube/pages.py)."""
         selectors: dict[str, str] = {}
         if label_selector:
             selectors["labelSelector"] = label_selector
@@ -333,15 +313,7 @@ class KubeClient:
             self.stats.record_retry("410")  # counted like the retried statuses
             return self._call("list", "GET", path, params=selectors, accept=accept, decode=decode)
 
-        return ListPager(fetch, fetch_all, self._ahead_executor() if read_ahead else None)
-
-    def _ahead_executor(self) -> Executor | None:
-        if not self.options.read_ahead:
-            return None
-        with self._session_lock:
-            if self._ahead is None:
-                self._ahead = ThreadPoolExecutor(self.options.pool_size, thread_name_prefix="read-ahead")
-            return self._ahead
+        return ListPager(fetch, fetch_all)
 
     def list_at(
         self, path: str, *, resource_version: str, label_selector: str | None = None
@@ -361,9 +333,8 @@ class KubeClient:
         field_selector: str | None = None,
         metadata_only: bool = False,
         limit: int | None = None,
-        read_ahead: bool = False,
     ) -> ListedItems:
-        """Items of all pages, each once (`ListedItems`; `read_ahead`: `list_pages`)."""
+        """Items of all pages, each once (`ListedItems`)."""
         pager = self.list_pages(
             path,
             label_selector=label_selector,
@@ -371,7 +342,6 @@ class KubeClient:
             metadata_only=metadata_only,
             limit=limit,
             lazy=True,
-            read_ahead=read_ahead,
         )
         return ListedItems(pager)
 

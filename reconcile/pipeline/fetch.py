@@ -199,9 +199,7 @@ class SourceReader:
             return None
         terms = [HELM_RELEASE_FILTER] if kind == "secret" else []
         terms += namespace_exclusions(exclude)
-        return self.client.list_items(
-            path, field_selector=",".join(terms) or None, metadata_only=True, read_ahead=True
-        )
+        return self.client.list_items(path, field_selector=",".join(terms) or None, metadata_only=True)
 
     def _keep_wanted(self, kind: str, items: Iterable[dict[str, Any]]) -> dict[str, dict[str, SourceMeta]]:
         """Of these listed objects, the metadata of those the pass wants, by namespace and name."""
