@@ -101,34 +101,35 @@ def take_each(
 ) -> Iterator[tuple[K, list[dict[str, Any]]]]:
     """The namespace's objects from each of these streams (`NamespaceStream.take`). A stream whose list
     fails is told to `failed` and left out from then on; the budget's cut (`PassCut`) is raised."""
-    for key, stream in list(streams.items()):
-        try:
-            items = stream.take(namespace, pass_by=pass_by)
-        except PassCut:
-            raise
-        except RehashError as exc:
-            failed(key, exc)
-            del streams[key]
-            continue
-        yield key, items
+    return each_alive(streams, lambda stream: stream.take(namespace, pass_by=pass_by), failed)
 
 
 def next_namespace(streams: dict[K, NamespaceStream], failed: Callable[[K, RehashError], None]) -> str | None:
     """The namespace of the first object any of these streams has next, None when all are over. A walk
     that takes it from every stream each time, without passing by (`take_each(..., pass_by=False)`),
     drops nothing, whatever order the lists come in (a namespace a list gives out of order is then taken
-    again later). A stream whose list
-    fails is told to `failed` and left out; the budget's cut (`PassCut`) is raised."""
-    upcoming: list[str] = []
+    again later). A stream whose list fails is told to `failed` and left out; `PassCut` is raised."""
+    upcoming = [ns for _, ns in each_alive(streams, NamespaceStream.upcoming, failed) if ns is not None]
+    return min(upcoming, key=namespace_order, default=None)
+
+
+T = TypeVar("T")
+
+
+def each_alive(
+    streams: dict[K, NamespaceStream],
+    read: Callable[[NamespaceStream], T],
+    failed: Callable[[K, RehashError], None],
+) -> Iterator[tuple[K, T]]:
+    """`read` of each stream whose list has not failed; one that fails now is told to `failed` and removed
+    from `streams`; the budget's cut (`PassCut`) is raised."""
     for key, stream in list(streams.items()):
         try:
-            namespace = stream.upcoming()
+            got = read(stream)
         except PassCut:
             raise
         except RehashError as exc:
             failed(key, exc)
             del streams[key]
             continue
-        if namespace is not None:
-            upcoming.append(namespace)
-    return min(upcoming, key=namespace_order, default=None)
+        yield key, got

@@ -36,6 +36,25 @@ def rows(result: Result) -> list[tuple[Any, ...]]:
     return sorted(tuple(w.get(f) for f in fields) for w in result.report["workloads"])
 
 
+def fail_deployments_page(cluster: Backend, nth: int) -> None:
+    """The `nth` continue request of the cluster-wide Deployments list is refused (403)."""
+    cluster.sim.faults.respond(
+        403, reason="Forbidden", method="GET", path="^/apis/apps/v1/deployments$", param="continue", nth=nth
+    )
+
+
+def assert_deployments_failed_after_a_b(result: Result, action: str) -> None:
+    """The Deployments' list failed once `a-b` was taken: one failed row for the kind, `a-b`'s Deployments
+    and every StatefulSet decided (`action`), no other Deployment."""
+    failed = [w for w in result.report["workloads"] if w["action"] == "failed"]
+    assert [(w["kind"], w["namespace"], w["name"]) for w in failed] == [("Deployment", "*", "*")]
+    assert "list failed" in failed[0]["reason"] and "403" in failed[0]["reason"]
+    decided = result.actions()
+    assert all(decided[f"StatefulSet/{ns}/store"] == action for ns in NAMESPACES)
+    deployments = {k.split("/")[1] for k in decided if k.startswith("Deployment/") and not k.endswith("/*")}
+    assert deployments == {"a-b"} and len([k for k in decided if k.startswith("Deployment/a-b/")]) == 8
+
+
 def same_decisions(cluster: Backend) -> list[tuple[Any, ...]]:
     """A held and a streamed dry run of the same state decide the same; the rows, sorted."""
     held = cluster.run("--dry-run", "client")
@@ -133,23 +152,10 @@ def test_an_expired_token_in_the_walk_resumes_after_the_last_object_taken(cluste
 def test_a_list_that_fails_in_the_walk_fails_its_kind_and_the_walk_goes_on(cluster: Backend) -> None:
     seed(cluster)
     config = cluster.config(SMALL_PAGES)
-    cluster.sim.faults.respond(
-        403,
-        reason="Forbidden",
-        method="GET",
-        path="^/apis/apps/v1/deployments$",
-        param="continue",
-        nth=walk_page(4),  # while the walk takes `a`: `a-b` was taken whole before
-    )
+    fail_deployments_page(cluster, walk_page(4))  # while the walk takes `a`: `a-b` was taken whole before
     result = cluster.run("--dry-run", "client", "--config", str(config), env=STREAM)
     assert result.code == 1
-    failed = [w for w in result.report["workloads"] if w["action"] == "failed"]
-    assert [(w["kind"], w["namespace"], w["name"]) for w in failed] == [("Deployment", "*", "*")]
-    assert "list failed" in failed[0]["reason"] and "403" in failed[0]["reason"]
-    decided = result.actions()
-    assert all(decided[f"StatefulSet/{ns}/store"] == "adopt" for ns in NAMESPACES)
-    deployments = {k.split("/")[1] for k in decided if k.startswith("Deployment/") and not k.endswith("/*")}
-    assert deployments == {"a-b"} and len([k for k in decided if k.startswith("Deployment/a-b/")]) == 8
+    assert_deployments_failed_after_a_b(result, "adopt")
 
 
 @pytest.mark.slow
@@ -190,22 +196,9 @@ def test_a_list_that_fails_after_the_sample_fails_its_kind_and_the_light_walk_go
     config = cluster.config(SMALL_PAGES)
     cluster.run("--config", str(config))
     cluster.clear_log()
-    cluster.sim.faults.respond(
-        403,
-        reason="Forbidden",
-        method="GET",
-        path="^/apis/apps/v1/deployments$",
-        param="continue",
-        nth=4,  # `a-b` is pages 1-2 (the sample), `a` pages 3-4: page 5 fails as the walk takes `a`
-    )
+    fail_deployments_page(cluster, 4)  # `a-b` is pages 1-2 (the sample), `a` pages 3-4: page 5 fails in `a`
     result = cluster.run("-v", "--config", str(config), env=STREAM)
     assert "one listing of the workloads: yes" in result.stderr
     assert result.code == 1 and cluster.writes() == []
-    failed = [w for w in result.report["workloads"] if w["action"] == "failed"]
-    assert [(w["kind"], w["namespace"], w["name"]) for w in failed] == [("Deployment", "*", "*")]
-    assert "list failed" in failed[0]["reason"] and "403" in failed[0]["reason"]
-    decided = result.actions()
-    assert all(decided[f"StatefulSet/{ns}/store"] == "in-sync" for ns in NAMESPACES)
-    deployments = {k.split("/")[1] for k in decided if k.startswith("Deployment/") and not k.endswith("/*")}
-    assert deployments == {"a-b"} and len([k for k in decided if k.startswith("Deployment/a-b/")]) == 8
-    assert set(decided.values()) == {"in-sync", "failed"}
+    assert_deployments_failed_after_a_b(result, "in-sync")
+    assert set(result.actions().values()) == {"in-sync", "failed"}
