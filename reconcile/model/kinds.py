@@ -25,6 +25,11 @@ class Resource:
     version: str
     plural: str
     namespaced: bool = True
+    list_filter: str | None = None
+    """The field selector a pass lists this resource with, leaving out what no pass reads (Helm releases
+    among Secrets: large, never referenced); a wanted object such a list did not show is then read by name."""
+    confidential: bool = False
+    """Never listed in `fetch: get` mode (Secrets: an RBAC that grants only `get` on them)."""
 
     @property
     def api_version(self) -> str:
@@ -50,7 +55,7 @@ class Resource:
 
 NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
 CONFIGMAPS = Resource("", "v1", "configmaps")
-SECRETS = Resource("", "v1", "secrets")
+SECRETS = Resource("", "v1", "secrets", list_filter="type!=helm.sh/release.v1", confidential=True)
 EVENTS = Resource("", "v1", "events")
 PODS = Resource("", "v1", "pods")
 JOBS = Resource("batch", "v1", "jobs")

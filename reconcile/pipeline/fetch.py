@@ -40,7 +40,6 @@ from reconcile.pipeline.stream import NamespaceStream, take_each
 from reconcile.policy.reads import Costs, FetchMode, Read, choose, choose_cluster_sources
 
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
-HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -197,7 +196,7 @@ class SourceReader:
         log.info("%ss cluster-wide: %s (%s)", kind, choice.way, choice.why)
         if not choice.lists:
             return None
-        terms = [HELM_RELEASE_FILTER] if kind == "secret" else []
+        terms = [f for f in (RESOURCES[kind].list_filter,) if f]
         terms += namespace_exclusions(exclude)
         return self.client.list_items(path, field_selector=",".join(terms) or None, metadata_only=True)
 
@@ -260,7 +259,7 @@ class SourceReader:
     ) -> Iterable[dict[str, Any]] | BoundedList:
         """The items of the namespace's list of a kind (Helm releases filtered out), as the plan says."""
         path = RESOURCES[kind].collection_path(namespace)
-        selector = HELM_RELEASE_FILTER if kind == "secret" else None
+        selector = RESOURCES[kind].list_filter
         if plan.blind is None:
             return self.client.list_items(path, field_selector=selector, metadata_only=not content)
         read = Read.SOURCE_CONTENT if content else Read.SOURCE_METADATA
@@ -297,7 +296,7 @@ class SourceReader:
         listed = cluster.get(result.namespace, {})
         result.found.update({SourceKey(kind, n): listed[n] for n in names if n in listed})
         missing = {n for n in names if n not in listed}
-        if kind == "secret" or self._streamed:
+        if RESOURCES[kind].list_filter or self._streamed:
             self._get_each(result, kind, missing, content=False)
         else:
             result.absent |= {SourceKey(kind, n) for n in missing}
@@ -328,11 +327,11 @@ class SourceReader:
             except PassCut:
                 result.cut = True
                 return result
-        for kind in ("configmap", "secret"):
+        for kind in RESOURCES:
             names = set(wanted.get(kind, set()))
             # Search mode needs a list; least-privilege `get` mode never lists Secrets, so there it
             # covers ConfigMaps only (documented with the fetch setting).
-            search = kind in search_kinds and not (self.mode == "get" and kind == "secret")
+            search = kind in search_kinds and not (self.mode == "get" and RESOURCES[kind].confidential)
             if kind in search_kinds and not search:
                 result.searched.add(kind)
             if not names and not search:
@@ -369,12 +368,12 @@ class SourceReader:
         with self._lock:
             members = self._selections.get(key)
         if members is None:
-            if self.mode == "get" and kind == "secret":
+            if self.mode == "get" and RESOURCES[kind].confidential:
                 failure = RehashError("fetch: get never lists Secrets, so a secret-selector cannot be read")
                 result.broken[SourceKey.selection(kind, selector)] = failure
                 return
             path = RESOURCES[kind].collection_path(result.namespace)
-            terms = HELM_RELEASE_FILTER if kind == "secret" else None
+            terms = RESOURCES[kind].list_filter
             members = {}
             try:
                 items = self.client.list_items(
@@ -400,7 +399,9 @@ class SourceReader:
     def _unlisted(result: NamespaceSources, kind: str, names: set[str]) -> set[str]:
         """Wanted names a complete list did not show: only Secrets can hide there (a Helm release is
         filtered out of the list), so confirm those by name; a missing ConfigMap is absent."""
-        return {n for n in names if SourceKey(kind, n) not in result.found} if kind == "secret" else set()
+        if not RESOURCES[kind].list_filter:
+            return set()
+        return {n for n in names if SourceKey(kind, n) not in result.found}
 
     def _list(self, namespace: str, kind: str, plan: Plan) -> tuple[dict[str, SourceMeta], bool]:
         """The metadata of the objects of a kind in the namespace (Helm releases filtered out), and whether

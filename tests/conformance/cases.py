@@ -19,7 +19,7 @@ ACCEPT_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
-HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"  # reconcile/pipeline/fetch.py
+HELM_RELEASE_FILTER = "type!=helm.sh/release.v1"  # reconcile/model/kinds.py, SECRETS.list_filter
 HASH = "kube-rehash.io/config-hash"
 
 DS_TEMPLATE_GENERATION = "/metadata/annotations/deprecated.daemonset.template.generation"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.pipeline.fetch import HELM_RELEASE_FILTER
+from reconcile.model.kinds import SECRETS
 from reconcile.policy.reads import CLUSTER_SOURCES
 from tests.e2e.conftest import Backend, configmap, deployment, env_from, secret
 from tests.reliability.test_scopes_and_signals import limited_kubeconfig, rbac
@@ -53,7 +53,7 @@ def test_a_steady_pass_learns_source_identities_from_one_cluster_list_per_kind(c
         assert (
             "as=PartialObjectMetadataList" in probe.accept and "as=PartialObjectMetadataList" in listed.accept
         )
-        assert listed.query.get("fieldSelector") == (HELM_RELEASE_FILTER if kind == "secret" else None)
+        assert listed.query.get("fieldSelector") == (SECRETS.list_filter if kind == "secret" else None)
     assert source_gets(cluster) == [] and cluster.writes() == []
 
 
