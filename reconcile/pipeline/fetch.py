@@ -327,11 +327,11 @@ class SourceReader:
             except PassCut:
                 result.cut = True
                 return result
-        for kind in RESOURCES:
+        for kind, resource in RESOURCES.items():
             names = set(wanted.get(kind, set()))
             # Search mode needs a list; least-privilege `get` mode never lists Secrets, so there it
             # covers ConfigMaps only (documented with the fetch setting).
-            search = kind in search_kinds and not (self.mode == "get" and RESOURCES[kind].confidential)
+            search = kind in search_kinds and not (self.mode == "get" and resource.confidential)
             if kind in search_kinds and not search:
                 result.searched.add(kind)
             if not names and not search:
