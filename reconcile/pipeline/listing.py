@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -38,7 +39,7 @@ from reconcile.pipeline.scope import (
     workload_selector,
 )
 from reconcile.pipeline.stream import namespace_of
-from reconcile.pipeline.workload_lists import WorkloadLists, annotations_of
+from reconcile.pipeline.workload_lists import WorkloadLists
 from reconcile.policy.decision import Decision, Deferral
 from reconcile.policy.sharding import WorkloadKey, plan_shards
 from reconcile.policy.tally import Tally, tally_of
@@ -126,10 +127,8 @@ def list_targets(
             discovery,
             field_selector=workload_selector(settings),
             covers=scope.covers,
-            view=lambda item, kind: listed_view(item, kind, discovery),
+            note=lambda item, kind, namespace: note_listed(listing, item, kind, namespace, discovery),
             failures=listing.failures,
-            census=listing.census,
-            foreign=listing.foreign,
         )
         take_namespaces(listing, key_fingerprint)
         return listing
@@ -164,6 +163,24 @@ def take_namespaces(listing: Listing, key_fingerprint: str) -> None:
         lists.cut(exc)
     listing.listed_kinds = lists.listed_kinds
     listing.open = None
+
+
+def note_listed(
+    listing: Listing, item: dict[str, object], kind: Kind, namespace: str, discovery: DiscoverySettings
+) -> Listed | None:
+    """Count one listed object of a namespace in scope (its kind's size there, other tools' annotations it
+    carries) and give its view, if it opted in."""
+    listing.census[(namespace, kind.plural)] += 1
+    peers = foreign_peers(annotations_of(item), discovery.compat)
+    if peers:  # most workloads carry no other tool's annotations: no Counter update
+        listing.foreign.update(peers)
+    return listed_view(item, kind, discovery)
+
+
+def annotations_of(item: dict[str, object]) -> Iterable[str]:
+    metadata = item.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return annotations if isinstance(annotations, dict) else ()
 
 
 def say_foreign(foreign: Counter[str]) -> None:
@@ -254,14 +271,9 @@ def list_kind(
                 namespace_at = namespace_of(item)
                 if not scope.covers(namespace_at):
                     continue
-                listing.census[(namespace_at, kind.plural)] += 1
-                peers = foreign_peers(annotations_of(item), discovery.compat)
-                if peers:  # most workloads carry no other tool's annotations: no Counter update
-                    listing.foreign.update(peers)
-                target = listed_view(item, kind, discovery)
-                if target is None:
-                    continue
-                listing.keep(target, triage_one(target, key_fingerprint))
+                target = note_listed(listing, item, kind, namespace_at, discovery)
+                if target is not None:
+                    listing.keep(target, triage_one(target, key_fingerprint))
         except NotFound:
             log.info("%s are not served by this cluster; skipping the kind", kind.plural)
             return False

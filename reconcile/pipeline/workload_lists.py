@@ -18,13 +18,13 @@ order a server lists in: a namespace that a list gives out of order is taken twi
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from reconcile.config.settings import Settings
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient, ListedItems
 from reconcile.model.kinds import Kind
-from reconcile.model.references import DiscoverySettings, foreign_peers, reads_template_annotations
+from reconcile.model.references import DiscoverySettings, reads_template_annotations
 from reconcile.model.workload import Listed
 from reconcile.output.report import Row
 from reconcile.pipeline.stream import NamespaceStream, next_namespace, take_each
@@ -33,17 +33,12 @@ from reconcile.policy.decision import Deferral
 log = logging.getLogger(__name__)
 
 
-def annotations_of(item: dict[str, object]) -> Iterable[str]:
-    metadata = item.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
-    return annotations if isinstance(annotations, dict) else ()
-
-
 class WorkloadLists:
     """The open cluster-wide metadata lists of the enabled workload kinds, and what they have shown.
 
     `failures` receives a failed scope row per list that fails and a deferred one per list the budget
-    cut; `census` and `foreign` are counted as namespaces are taken (the listing's own counters)."""
+    cut; `note` counts each object taken of a namespace in scope and gives its view, if opted in (the
+    listing's `note_listed`, as for a list read kind by kind)."""
 
     def __init__(
         self,
@@ -53,10 +48,8 @@ class WorkloadLists:
         *,
         field_selector: str | None,
         covers: Callable[[str], bool],
-        view: Callable[[dict[str, object], Kind], Listed | None],
+        note: Callable[[dict[str, object], Kind, str], Listed | None],
         failures: list[Row],
-        census: dict[tuple[str, str], int],
-        foreign: dict[str, int],
     ) -> None:
         metadata_only = not reads_template_annotations(discovery)
         self.lists: dict[Kind, ListedItems] = {
@@ -70,12 +63,9 @@ class WorkloadLists:
         """Kinds whose list failed, was cut, or is not served: not listed whole."""
         self.seen = 0
         """Objects of every kind taken so far, opted in or not."""
-        self.discovery = discovery
         self.covers = covers
-        self.view = view
+        self.note = note
         self.failures = failures
-        self.census = census
-        self.foreign = foreign
 
     @property
     def total(self) -> int | None:
@@ -101,15 +91,7 @@ class WorkloadLists:
             return workloads
         for kind, items in take_each(self.streams, namespace, self.failed, pass_by=False):
             self.seen += len(items)
-            if items:
-                key = (namespace, kind.plural)
-                self.census[key] = self.census.get(key, 0) + len(items)
-            for item in items:
-                for peer in foreign_peers(annotations_of(item), self.discovery.compat):
-                    self.foreign[peer] = self.foreign.get(peer, 0) + 1
-                view = self.view(item, kind)
-                if view is not None:
-                    workloads.append(view)
+            workloads += [view for item in items if (view := self.note(item, kind, namespace))]
         return workloads
 
     def disordered(self) -> list[Kind]:
