@@ -17,6 +17,7 @@ import logging
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
+from itertools import groupby
 from typing import Any, NamedTuple, TypeVar
 
 from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
@@ -36,7 +37,7 @@ from reconcile.model.sources import (
     read_meta,
 )
 from reconcile.pipeline.bounded_list import BoundedList
-from reconcile.pipeline.stream import NamespaceStream, take_each
+from reconcile.pipeline.stream import NamespaceStream, namespace_of, take_each
 from reconcile.policy.reads import Costs, FetchMode, Read, choose, choose_cluster_sources
 
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
@@ -201,19 +202,22 @@ class SourceReader:
         return self.client.list_items(path, field_selector=",".join(terms) or None, metadata_only=True)
 
     def _keep_wanted(self, kind: str, items: Iterable[dict[str, Any]]) -> dict[str, dict[str, SourceMeta]]:
-        """Of these listed objects, the metadata of those the pass wants, by namespace and name."""
+        """Of these listed objects, the metadata of those the pass wants, by namespace and name; every
+        object is counted (a namespace's size, for the read strategy, without a probe)."""
         found: dict[str, dict[str, SourceMeta]] = {}
-        for item in items:
-            metadata = item.get("metadata") or {}
-            namespace = str(metadata.get("namespace", ""))
-            # Every object counted (a namespace's size, for the read strategy, without a probe).
+        for namespace, grouped in groupby(items, key=namespace_of):  # a namespace's objects come together
+            run = list(grouped)
             key = (namespace, kind)
-            self._counts[key] = self._counts.get(key, 0) + 1
-            names = self._cluster_names.get((namespace, kind), ())
-            if metadata.get("name") in names:
-                meta = read_meta(kind, item, self.interesting)
-                if meta is not None:
-                    found.setdefault(namespace, {})[meta.name] = meta
+            self._counts[key] = self._counts.get(key, 0) + len(run)
+            names = self._cluster_names.get(key)
+            if not names:
+                continue
+            for item in run:
+                metadata = item.get("metadata")
+                if metadata.__class__ is dict and metadata.get("name") in names:
+                    meta = read_meta(kind, item, self.interesting)
+                    if meta is not None:
+                        found.setdefault(namespace, {})[meta.name] = meta
         return found
 
     def plan_kind(

@@ -25,7 +25,8 @@ from reconcile.model.order import namespace_order
 
 def namespace_of(item: dict[str, Any]) -> str:
     metadata = item.get("metadata")
-    return str(metadata.get("namespace", "")) if isinstance(metadata, dict) else ""
+    namespace = metadata.get("namespace", "") if metadata.__class__ is dict else ""
+    return namespace if namespace.__class__ is str else str(namespace)
 
 
 class NamespaceStream:
@@ -34,8 +35,8 @@ class NamespaceStream:
     def __init__(self, items: Iterator[dict[str, Any]]) -> None:
         self._items = items
         self._head: dict[str, Any] | None = None
-        self._head_at = ""
-        """`namespace_order` of the head's namespace, computed once per object."""
+        self._head_at = namespace_order("")
+        """`namespace_order` of the head's namespace, computed once per namespace."""
         self._head_namespace = ""
         self._over = False
         self._last = ""
@@ -48,12 +49,15 @@ class NamespaceStream:
         page, the budget's cut) is raised here, and the stream is then over."""
         mark = namespace_order(namespace)
         taken: list[dict[str, Any]] = []
-        while (head := self._peek()) is not None:
+        keep = taken.append
+        peek = self._peek
+        while (head := peek()) is not None:  # every object of the list passes here: kept lean
             at = self._head_at
-            if at > mark or (at < mark and not pass_by):
-                break
-            if at == mark:
-                taken.append(head)
+            if at != mark:
+                if at > mark or not pass_by:
+                    break
+            else:
+                keep(head)
             self._head = None
         return taken
 
@@ -75,12 +79,15 @@ class NamespaceStream:
     def _peek(self) -> dict[str, Any] | None:
         if self._head is None and not self._over:
             try:
-                self._head = next(self._items)
-                self._head_namespace = namespace_of(self._head)
-                self._head_at = at = namespace_order(self._head_namespace)
-                if at < self._last:
-                    self.disordered = True
-                self._last = max(self._last, at)
+                head = self._head = next(self._items)
+                namespace = namespace_of(head)
+                if namespace != self._head_namespace:  # a namespace's objects come together: once each
+                    self._head_namespace = namespace
+                    self._head_at = at = namespace_order(namespace)
+                    if at < self._last:
+                        self.disordered = True
+                    elif at > self._last:
+                        self._last = at
             except StopIteration:
                 self._over = True
             except BaseException:
