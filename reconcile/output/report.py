@@ -209,7 +209,7 @@ def indented_row(doc: dict[str, Any]) -> str:
 def scalar_json(value: object) -> str:
     """`json.dumps(value)` of a scalar; strings, None and booleans without its dispatch."""
     if value.__class__ is str:
-        return quote_json(value)  # type: ignore[arg-type]
+        return quote_json(value)
     if value is None:
         return "null"
     if value is True or value is False:
