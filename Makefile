@@ -91,7 +91,7 @@ control-plane:
 # Rollouts with the real Argo controller: `make argo-rollouts`, built once for every version) on
 # every supported minor, oldest first, each on its own control plane (built when missing: ~5 min each cold).
 CORE_REAL_SUITES := tests/e2e tests/conformance tests/real/test_server_version.py tests/real/test_list_order.py \
-	tests/real/test_rbac.py tests/real/test_rollouts.py tests/real/test_fresh_pods.py tests/real/test_rollout_health.py \
+	tests/real/test_streamed_walk.py tests/real/test_rbac.py tests/real/test_rollouts.py tests/real/test_fresh_pods.py tests/real/test_rollout_health.py \
 	tests/real/test_argo_rollouts.py
 test-versions: $(VENV)/.installed-test argo-rollouts
 	@for minor in $(SUPPORTED_MINORS); do \
@@ -106,7 +106,7 @@ unit: control-plane control-plane-oldest
 # The oldest supported minor's control plane, which `make test` runs OLDEST_SUITES on.
 OLDEST_MINOR := $(firstword $(SUPPORTED_MINORS))
 OLDEST_SUITES := tests/e2e tests/conformance tests/chaos_real tests/real/test_server_version.py \
-	tests/real/test_list_order.py tests/real/test_rbac.py
+	tests/real/test_list_order.py tests/real/test_streamed_walk.py tests/real/test_rbac.py
 .PHONY: control-plane-oldest
 control-plane-oldest:
 	@KUBE_VERSION=$(OLDEST_MINOR) bash scripts/build-control-plane.sh
