@@ -21,7 +21,7 @@ import random
 import sys
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,10 @@ from benchmarks.generate import REALISTIC, THIN, Cluster, Shape, generate_file
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
 KUBE_REHASH = str(Path(sys.executable).parent / "kube-rehash")
-TOOLS = ("kube-rehash", "naive", "floor")
+TOOLS = ("kube-rehash", "naive", "floor", "floor-list")
+# The list floor (`floor.py --sources list`): every kind listed cluster-wide, metadata-only, on 4 threads and
+# nothing else; issue 33's steady targets (requests, bytes, wall at `qps: 0`) are read against it.
+LIST_FLOOR = "floor-list"
 # kube-rehash with `fetch: list` (one metadata list per namespace and kind) and `fetch: get` (one
 # metadata GET per referenced source), measured in the steady state beside the default `auto` to show
 # what each way of reading the sources costs. The shards are compared with `get`: a shard reads its
@@ -49,19 +52,21 @@ def commands(sim: SimulatorProcess, config: Path, references: Path) -> dict[str,
     """Each contender's command line; the floor reads the referenced sources from `references`."""
     kubeconfig = str(sim.kubeconfig)
     rehash = [KUBE_REHASH, "run", "-o", "json", "--kubeconfig", kubeconfig, "--config", str(config)]
+    floor = [
+        sys.executable,
+        "-m",
+        "benchmarks.floor",
+        "--kubeconfig",
+        kubeconfig,
+        "--references",
+        str(references),
+    ]
     return {
         "kube-rehash": rehash,
         **{name: [*rehash, "--fetch", mode] for name, mode in MODES.items()},
         "naive": [sys.executable, "-m", "benchmarks.naive", "--kubeconfig", kubeconfig],
-        "floor": [
-            sys.executable,
-            "-m",
-            "benchmarks.floor",
-            "--kubeconfig",
-            kubeconfig,
-            "--references",
-            str(references),
-        ],
+        "floor": floor,
+        LIST_FLOOR: [*floor, "--sources", "list"],
     }
 
 
@@ -120,6 +125,7 @@ def scenario(
     repeat: int = 1,
     passes: tuple[str, ...] = ("steady", "change"),
     tools: tuple[str, ...] = TOOLS,
+    modes: bool = True,
     log: Any = print,
 ) -> dict[str, Any]:
     """Measure one cluster: {"shape", "steady": {tool: row}, "change": {...}, "shards": [...], ...}."""
@@ -151,7 +157,7 @@ def scenario(
                     result["first"][name].update(rehash_report(first))
                 log(f"  first {name}: {first.wall:.1f}s, {first.traffic.requests} requests")
         if "steady" in passes:
-            names = (*tools, *MODES) if "kube-rehash" in tools else tools
+            names = (*tools, *MODES) if "kube-rehash" in tools and modes else tools
             result["steady"] = steady(names, argv, sim, repeat=repeat, log=log)
             seen: list[set[str]] = []
             for index in range(shards):
@@ -257,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
         "240): the passes a first install takes, steady, the passes a change takes (empty or 0: skip)",
     )
     parser.add_argument(
+        "--realistic-scales",
+        default="",
+        help="also run these scales (comma-separated, e.g. 1,10) on realistic objects at --qps: first, "
+        "steady and change passes of kube-rehash and the list floor, and naive at 1x (under `realistic`)",
+    )
+    parser.add_argument(
         "--repeat",
         type=int,
         default=5,
@@ -359,6 +371,18 @@ def main(argv: list[str] | None = None) -> int:
             )
             results.setdefault("defaults", measured)
             results.setdefault("defaults_scales", {})[str(factor)] = measured
+            write_results(results, args.out)
+        for factor in (int(f) for f in args.realistic_scales.split(",") if f.strip() not in ("", "0")):
+            results.setdefault("realistic", {})[str(factor)] = scenario(
+                replace(base, objects=REALISTIC).scaled(factor),
+                workdir,
+                change_fraction=args.change_fraction,
+                shards=0,
+                qps=args.qps,
+                repeat=3 if factor == 1 else 1,
+                tools=("kube-rehash", "naive", LIST_FLOOR) if factor == 1 else ("kube-rehash", LIST_FLOOR),
+                modes=False,
+            )
             write_results(results, args.out)
         if args.unrelated_secrets:
             results["unrelated_secrets"] = scenario(

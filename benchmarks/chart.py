@@ -16,6 +16,7 @@ STYLE = {
     "kube-rehash-get": {"color": "#9970ab", "marker": "v", "linestyle": ":"},
     "naive": {"color": "#b2182b", "marker": "s"},
     "floor": {"color": "#4d4d4d", "marker": "^", "linestyle": "--"},
+    "floor-list": {"color": "#878787", "marker": "x", "linestyle": "--"},
 }
 PANELS = (("requests", "requests", 1), ("bytes", "response MB", 1e6), ("wall_s", "wall time (s)", 1))
 

@@ -8,6 +8,9 @@ from benchmarks.after_change import after_table
 from benchmarks.defaults import defaults_checks, defaults_table
 
 RSS_LIMIT_MB = 120.0
+FLAT_RSS_MIB = 64.0  # issue 33: peak RSS of every pass at 10x
+FIRST_INSTALL_REQUESTS = 12_500  # issue 33: the 10x first install at `qps: 0`, in one pass
+LIST_FLOOR = "floor-list"  # benchmarks/__main__.py's name for `floor.py --sources list`
 MISSING = "n/a"  # a cell the results do not have
 
 
@@ -141,7 +144,115 @@ def checks(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
         same = results["scales"].get(factor) or {}
         floor = same.get("steady", {}).get("floor") if defaults["shape"] == same.get("shape") else None
         out.extend(defaults_checks(defaults, floor, int(factor)))
+    for objects, scales in (("thin", results["scales"]), ("realistic", results.get("realistic") or {})):
+        for factor, scale in sorted(scales.items(), key=lambda kv: int(kv[0])):
+            out.extend(scale_checks(scale, f"{factor}x {objects}", int(factor)))
     return out
+
+
+def scale_checks(scale: dict[str, Any], label: str, factor: int) -> list[tuple[str, bool, str]]:
+    """Issue 33's and 34's targets at one scale and shape, at `qps: 0`: the steady pass against the list
+    floor, the change pass against the list floor plus its unavoidable writes and reads, flat memory, the
+    10x first install."""
+    out: list[tuple[str, bool, str]] = []
+    steady = scale.get("steady") or {}
+    tool, floor = steady.get("kube-rehash"), steady.get(LIST_FLOOR)
+    if tool and floor:
+        r, b = tool["requests"] / floor["requests"], tool["bytes"] / floor["bytes"]
+        limit = 1.5 * floor["wall_s"] + 0.3
+        out.append(
+            (
+                f"{label}: steady requests ≤ 1.1 x the list floor's",
+                r <= 1.1,
+                f"{tool['requests']} vs {floor['requests']} ({r:.3f} x)",
+            )
+        )
+        out.append(
+            (
+                f"{label}: steady bytes ≤ 1.0 x the list floor's",
+                b <= 1.0,
+                f"{tool['bytes']:,} vs {floor['bytes']:,} ({b:.4f} x)",
+            )
+        )
+        out.append(
+            (
+                f"{label}: steady wall ≤ 1.5 x the list floor's + 0.3 s",
+                tool["wall_s"] <= limit,
+                f"{tool['wall_s']:.2f} s vs {limit:.2f} s (list floor {floor['wall_s']:.2f} s)",
+            )
+        )
+    change = (scale.get("change") or {}).get("kube-rehash")
+    if change and floor and "summary" in change:
+        # What no pass after a change avoids: the lists, each changed source's content, and per rollout
+        # one patch and one Event.
+        rollouts, changed = change["summary"].get("rollout", 0), scale.get("changed_sources", 0)
+        bound = floor["requests"] + changed + 2 * rollouts
+        out.append(
+            (
+                f"{label}: change requests ≤ the list floor's + changed sources + 2 x rollouts",
+                change["requests"] <= bound,
+                f"{change['requests']} vs {floor['requests']} + {changed} + 2 x {rollouts} = {bound}",
+            )
+        )
+    passes = [
+        (name, row)
+        for name, row in (
+            ("first", (scale.get("first") or {}).get("kube-rehash")),
+            ("steady", tool),
+            ("change", change),
+        )
+        if row
+    ]
+    if factor == 10 and passes:
+        worst = max(row["rss_mb"] for _, row in passes)
+        shown = ", ".join(f"{name} {row['rss_mb']:.1f}" for name, row in passes)
+        out.append(
+            (f"{label}: peak RSS of every pass ≤ {FLAT_RSS_MIB:.0f} MiB", worst <= FLAT_RSS_MIB, shown)
+        )
+    first = (scale.get("first") or {}).get("kube-rehash")
+    if factor == 10 and first and "summary" in first:
+        adopted = first["summary"].get("adopt", 0)
+        out.append(
+            (
+                f"{label}: first install in one pass, ≤ {FIRST_INSTALL_REQUESTS:,} requests",
+                first["requests"] <= FIRST_INSTALL_REQUESTS and adopted == scale["shape"]["opted_in"],
+                f"{first['requests']:,} requests, {adopted:,} of {scale['shape']['opted_in']:,} adopted, "
+                f"{first['wall_s']:.1f} s",
+            )
+        )
+    return out
+
+
+def shapes_table(results: dict[str, Any]) -> list[str]:
+    """kube-rehash's passes (and the list floor's steady one) on thin and realistic objects, per scale run
+    on both: what real objects' metadata costs in bytes, CPU-bound wall and peak RSS."""
+    lines = [
+        "| scale | pass | tool | thin: requests | realistic: requests | thin: bytes | realistic: bytes "
+        "| thin: wall (s) | realistic: wall (s) | thin: peak RSS (MiB) | realistic: peak RSS (MiB) |",
+        "|---:|---|---|" + "---:|" * 8,
+    ]
+    realistic = results.get("realistic") or {}
+    for factor in sorted(realistic, key=int):
+        thin, real = results["scales"].get(factor) or {}, realistic[factor]
+        for phase, tool in (
+            ("first", "kube-rehash"),
+            ("steady", "kube-rehash"),
+            ("steady", LIST_FLOOR),
+            ("change", "kube-rehash"),
+        ):
+            a, b = (thin.get(phase) or {}).get(tool), (real.get(phase) or {}).get(tool)
+            if not b:
+                continue
+            cells = []
+            for key, shown in (
+                ("requests", str),
+                ("bytes", _mb),
+                ("wall_s", lambda v: f"{v:.2f}"),
+                ("rss_mb", lambda v: f"{v:.1f}"),
+            ):
+                cells += [shown(a[key]) if a else MISSING, shown(b[key])]
+            lines.append(f"| {factor}x | {phase} | {tool} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def shard_requests_check(scale: dict[str, Any], label: str) -> tuple[str, bool, str]:
@@ -291,6 +402,16 @@ def summarize(results: dict[str, Any]) -> str:
     if results["scales"]:
         lines.append("## scaling (" + ", ".join(f"{f}x" for f in sorted(results["scales"], key=int)) + ")")
         lines.extend(scaling(results))
+        lines.append("")
+    for factor, scale in sorted((results.get("realistic") or {}).items(), key=lambda kv: int(kv[0])):
+        for phase in ("steady", "change"):
+            if phase in scale:
+                lines.append(f"## {factor}x, realistic objects — {phase}")
+                lines.extend(table(scale[phase]))
+                lines.append("")
+    if results.get("realistic"):
+        lines.append("## thin against realistic objects, same run")
+        lines.extend(shapes_table(results))
         lines.append("")
     if "unrelated_secrets" in results:
         lines.append(f"## 1x with {results['unrelated_secrets']['factor']}x Secrets — steady")

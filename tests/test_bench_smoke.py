@@ -21,7 +21,7 @@ from benchmarks.defaults import defaults_checks, defaults_scenario, defaults_tab
 from benchmarks.floor import KINDS
 from benchmarks.generate import Shape, generate
 from benchmarks.harness import Traffic
-from benchmarks.report import checks, scaling, shard_table, summarize
+from benchmarks.report import checks, scaling, shapes_table, shard_table, summarize
 
 TINY = Shape(
     workloads=20,
@@ -296,3 +296,44 @@ def test_the_defaults_checks_allow_a_10x_first_install_three_passes_and_a_change
     assert good["change requests ≤ the floor's + one Event per rollout"]  # 4,500 ≤ 380 + 1,354 + 2 x 1,385
     assert not met(defaults_run(4, 0))["the first install completes in at most 3 pass(es) within the budget"]
     assert not met(defaults_run(3, 12))["a 5% change is rolled in one pass"]
+
+
+def test_each_scale_is_checked_against_the_list_floor_on_both_shapes() -> None:
+    def row(requests: int, size: int, wall: float, rss: float = 48.0, **summary: int) -> dict[str, Any]:
+        found = {"requests": requests, "bytes": size, "wall_s": wall, "rss_mb": rss}
+        return {**found, "summary": summary} if summary else found
+
+    ten = {
+        "shape": {"opted_in": 10_000},
+        "changed_sources": 1_159,
+        "first": {"kube-rehash": row(12_311, 10**8, 82.5, 45.0, adopt=10_000)},
+        "steady": {"kube-rehash": row(357, 8_821_044, 3.2), "floor-list": row(354, 8_819_736, 1.5)},
+        "change": {"kube-rehash": row(3_900, 10**7, 20.0, 50.0, rollout=1_192)},
+    }
+    realistic = {**ten, "steady": {**ten["steady"], "kube-rehash": row(357, 8_819_736, 2.5, 70.0)}}
+    found = {
+        name: (met, shown)
+        for name, met, shown in checks({"scales": {"10": ten}, "realistic": {"10": realistic}})
+    }
+    assert found["10x thin: steady requests ≤ 1.1 x the list floor's"] == (True, "357 vs 354 (1.008 x)")
+    assert found["10x thin: steady bytes ≤ 1.0 x the list floor's"][0] is False
+    assert found["10x thin: steady wall ≤ 1.5 x the list floor's + 0.3 s"] == (
+        False,
+        "3.20 s vs 2.55 s (list floor 1.50 s)",
+    )
+    assert found["10x thin: change requests ≤ the list floor's + changed sources + 2 x rollouts"] == (
+        False,
+        "3900 vs 354 + 1159 + 2 x 1192 = 3897",
+    )
+    assert found["10x thin: first install in one pass, ≤ 12,500 requests"][0] is True
+    assert found["10x thin: peak RSS of every pass ≤ 64 MiB"] == (
+        True,
+        "first 45.0, steady 48.0, change 50.0",
+    )
+    assert found["10x realistic: steady wall ≤ 1.5 x the list floor's + 0.3 s"][0] is True
+    assert found["10x realistic: peak RSS of every pass ≤ 64 MiB"][0] is False
+    lines = shapes_table({"scales": {"10": ten}, "realistic": {"10": realistic}})
+    assert len(lines) == 2 + 4
+    assert lines[3] == (
+        "| 10x | steady | kube-rehash | 357 | 357 | 8.82 MB | 8.82 MB | 3.20 | 2.50 | 48.0 | 70.0 |"
+    )
