@@ -242,6 +242,8 @@ bench: $(VENV)/.installed-bench control-plane
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
 	$(BIN)/python -m benchmarks $(MEMORY_ARGS)
 	$(BIN)/python -m benchmarks $(MEMORY_REALISTIC_ARGS)
+	$(BIN)/python -m benchmarks.report benchmarks/results.json benchmarks/results-memory.json \
+		benchmarks/results-memory-realistic.json > docs/run-of-record.md
 
 chaos: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m chaos

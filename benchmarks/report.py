@@ -449,3 +449,40 @@ def summarize(results: dict[str, Any]) -> str:
     for name, met, measured in checks(results):
         lines.append(f"- [{'x' if met else ' '}] {name}: {measured}")
     return "\n".join(lines)
+
+
+def record(results: dict[str, Any], memories: dict[str, dict[str, Any]]) -> str:
+    """docs/run-of-record.md: the run's command, machine, tables and targets, then each memory run's."""
+    lines = [
+        "# The run of record",
+        "",
+        "Written by `make bench` from its results (`python -m benchmarks.report`); what the tables mean, "
+        "and the history behind them, is in [performance.md](performance.md) and "
+        "[memory-profile.md](memory-profile.md).",
+        "",
+        summarize(results).replace("\n## ", "\n### "),
+    ]
+    from benchmarks.memory import memory_table
+
+    for path, memory in memories.items():
+        lines += ["", f"### peak RSS (MiB): `{memory['command']}` ({path})", ""]
+        lines += memory_table(memory["memory"])
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import json
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.report", description=record.__doc__)
+    parser.add_argument("results", type=Path, help="the run of record's JSON (benchmarks/results.json)")
+    parser.add_argument("memory", type=Path, nargs="*", help="memory runs' JSON (results-memory*.json)")
+    args = parser.parse_args(argv)
+    memories = {str(p): json.loads(p.read_text()) for p in args.memory}
+    print(record(json.loads(args.results.read_text()), memories), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -21,7 +21,7 @@ from benchmarks.defaults import defaults_checks, defaults_scenario, defaults_tab
 from benchmarks.floor import KINDS
 from benchmarks.generate import Shape, generate
 from benchmarks.harness import Traffic
-from benchmarks.report import checks, scaling, shapes_table, shard_table, summarize
+from benchmarks.report import checks, record, scaling, shapes_table, shard_table, summarize
 
 TINY = Shape(
     workloads=20,
@@ -337,3 +337,13 @@ def test_each_scale_is_checked_against_the_list_floor_on_both_shapes() -> None:
     assert lines[3] == (
         "| 10x | steady | kube-rehash | 357 | 357 | 8.82 MB | 8.82 MB | 3.20 | 2.50 | 48.0 | 70.0 |"
     )
+
+
+def test_the_run_of_record_page_is_written_from_the_results_and_each_memory_run() -> None:
+    results = json.loads(Path("benchmarks/results.json").read_text())
+    memory = json.loads(Path("benchmarks/results-memory.json").read_text())
+    page = record(results, {"benchmarks/results-memory.json": memory})
+    assert page.startswith("# The run of record\n")
+    assert f"command: {results['command']}" in page and "\n### targets\n" in page
+    assert f"### peak RSS (MiB): `{memory['command']}` (benchmarks/results-memory.json)" in page
+    assert "\n## " not in page  # the summary's sections sit under the page's title
