@@ -29,6 +29,7 @@ import xxhash
 
 from benchmarks.after_change import ROLLOUT_SECONDS, pass_row, until_complete
 from benchmarks.defaults import defaults_scenario
+from benchmarks.floor import floor_argv
 from benchmarks.generate import REALISTIC, THIN, Cluster, Shape, generate_file
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
@@ -52,21 +53,12 @@ def commands(sim: SimulatorProcess, config: Path, references: Path) -> dict[str,
     """Each contender's command line; the floor reads the referenced sources from `references`."""
     kubeconfig = str(sim.kubeconfig)
     rehash = [KUBE_REHASH, "run", "-o", "json", "--kubeconfig", kubeconfig, "--config", str(config)]
-    floor = [
-        sys.executable,
-        "-m",
-        "benchmarks.floor",
-        "--kubeconfig",
-        kubeconfig,
-        "--references",
-        str(references),
-    ]
     return {
         "kube-rehash": rehash,
         **{name: [*rehash, "--fetch", mode] for name, mode in MODES.items()},
         "naive": [sys.executable, "-m", "benchmarks.naive", "--kubeconfig", kubeconfig],
-        "floor": floor,
-        LIST_FLOOR: [*floor, "--sources", "list"],
+        "floor": floor_argv(kubeconfig, references),
+        LIST_FLOOR: floor_argv(kubeconfig, references, sources="list"),
     }
 
 

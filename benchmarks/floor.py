@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -39,6 +40,12 @@ METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v
 
 
 SOURCE_LISTS = (("/api/v1/configmaps", None), ("/api/v1/secrets", "type!=helm.sh/release.v1"))
+
+
+def floor_argv(kubeconfig: Path | str, references: Path | str, *, sources: str = "get") -> list[str]:
+    """The floor's command line, as the benchmarks run it beside kube-rehash."""
+    argv = [sys.executable, "-m", "benchmarks.floor", "--kubeconfig", str(kubeconfig)]
+    return [*argv, "--references", str(references), *(["--sources", sources] if sources != "get" else [])]
 
 
 def list_metadata(session: requests.Session, server: str, path: str, selector: str | None = None) -> int:

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from benchmarks.after_change import ROLLOUT_SECONDS, pass_row, until_complete
+from benchmarks.floor import floor_argv
 from benchmarks.generate import Shape, generate_file
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
@@ -111,19 +111,7 @@ def memory_scenario(
         record("qps0", "first", qps0)
         record("qps0", "steady", qps0)
         record("defaults", "steady", shipped)
-        floor = measure(
-            "floor",
-            [
-                sys.executable,
-                "-m",
-                "benchmarks.floor",
-                "--kubeconfig",
-                kubeconfig,
-                "--references",
-                str(references),
-            ],
-            sim,
-        )
+        floor = measure("floor", floor_argv(kubeconfig, references), sim)
         result["floor"] = floor.row()
         log(f"  floor: {floor.traffic.requests} requests, {floor.wall:.2f}s, {floor.rss_mb:.1f} MiB")
         rng = random.Random(shape.seed + 1)

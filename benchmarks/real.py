@@ -34,6 +34,7 @@ from typing import Any
 import requests
 
 from benchmarks.after_change import ROLLOUT_SECONDS, pass_row, until_complete
+from benchmarks.floor import floor_argv
 from benchmarks.generate import PLURALS, Shape, generate
 from benchmarks.harness import Measured, change_sources, measure
 from benchmarks.kubeconfig import session_for
@@ -303,10 +304,7 @@ def real_scenario(
         argv = {
             "kube-rehash": [KUBE_REHASH, "run", "-o", "json", "--kubeconfig", kubeconfigs["kube-rehash"]],
             "naive": [sys.executable, "-m", "benchmarks.naive", "--kubeconfig", kubeconfigs["naive"]],
-            "floor": [
-                *(sys.executable, "-m", "benchmarks.floor", "--kubeconfig", kubeconfigs["floor"]),
-                *("--references", str(references)),
-            ],
+            "floor": floor_argv(kubeconfigs["floor"], references),
         }
         qps0 = [*argv["kube-rehash"], "--config", str(config)]
 

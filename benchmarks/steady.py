@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchmarks.floor import floor_argv
 from benchmarks.generate import REALISTIC, THIN, Shape, generate_file
 from benchmarks.harness import SimulatorProcess, measure
 
@@ -51,12 +52,11 @@ def main(argv: list[str] | None = None) -> int:
                 "--config",
                 str(config),
             ]
-            floor = [sys.executable, "-m", "benchmarks.floor", "--kubeconfig", str(sim.kubeconfig)]
-            floor += ["--references", str(references)]
+            floor = floor_argv(sim.kubeconfig, references)
             contenders: dict[str, tuple[list[str], dict[str, str] | None]] = {"kube-rehash": (rehash, None)}
             if args.baseline is not None:
                 contenders["baseline"] = (rehash, {"PYTHONPATH": str(args.baseline.resolve())})
-            contenders["list floor"] = ([*floor, "--sources", "list"], None)
+            contenders["list floor"] = (floor_argv(sim.kubeconfig, references, sources="list"), None)
             if not args.no_get_floor:
                 contenders["floor"] = (floor, None)
             first = measure("first", rehash, sim)
