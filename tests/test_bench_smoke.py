@@ -276,6 +276,7 @@ def defaults_run(first_passes: int, change_deferred: int) -> dict[str, Any]:
     change = row(0, change_deferred, rollout=1385, requests=4500)
     change.update(content_gets=1354, content_gets_are_changed_sources=True, budget_exhausted=False)
     return {
+        "shape": {"opted_in": 10_000},
         "first": first,
         "steady": {"bytes": 1, "wall_s": 1.0, "requests": 440},
         "change": change,
