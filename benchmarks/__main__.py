@@ -29,15 +29,14 @@ import xxhash
 
 from benchmarks.after_change import ROLLOUT_SECONDS, pass_row, until_complete
 from benchmarks.defaults import defaults_scenario
-from benchmarks.floor import floor_argv
+from benchmarks.floor import LIST_FLOOR, floor_argv
 from benchmarks.generate import REALISTIC, THIN, Cluster, Shape, generate_file
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
 KUBE_REHASH = str(Path(sys.executable).parent / "kube-rehash")
-TOOLS = ("kube-rehash", "naive", "floor", "floor-list")
 # The list floor (`floor.py --sources list`): every kind listed cluster-wide, metadata-only, on 4 threads and
 # nothing else; issue 33's steady targets (requests, bytes, wall at `qps: 0`) are read against it.
-LIST_FLOOR = "floor-list"
+TOOLS = ("kube-rehash", "naive", "floor", LIST_FLOOR)
 # kube-rehash with `fetch: list` (one metadata list per namespace and kind) and `fetch: get` (one
 # metadata GET per referenced source), measured in the steady state beside the default `auto` to show
 # what each way of reading the sources costs. The shards are compared with `get`: a shard reads its

@@ -10,13 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchmarks.floor import LIST_FLOOR
+
 STYLE = {
     "kube-rehash": {"color": "#1b7837", "marker": "o"},
     "kube-rehash-list": {"color": "#5aae61", "marker": "D", "linestyle": ":"},
     "kube-rehash-get": {"color": "#9970ab", "marker": "v", "linestyle": ":"},
     "naive": {"color": "#b2182b", "marker": "s"},
     "floor": {"color": "#4d4d4d", "marker": "^", "linestyle": "--"},
-    "floor-list": {"color": "#878787", "marker": "x", "linestyle": "--"},
+    LIST_FLOOR: {"color": "#878787", "marker": "x", "linestyle": "--"},
 }
 PANELS = (("requests", "requests", 1), ("bytes", "response MB", 1e6), ("wall_s", "wall time (s)", 1))
 

@@ -42,6 +42,10 @@ METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v
 SOURCE_LISTS = (("/api/v1/configmaps", None), ("/api/v1/secrets", "type!=helm.sh/release.v1"))
 
 
+LIST_FLOOR = "floor-list"
+"""The benchmarks' name for the list floor (`--sources list`): issue 33's steady targets use it."""
+
+
 def floor_argv(kubeconfig: Path | str, references: Path | str, *, sources: str = "get") -> list[str]:
     """The floor's command line, as the benchmarks run it beside kube-rehash."""
     argv = [sys.executable, "-m", "benchmarks.floor", "--kubeconfig", str(kubeconfig)]

@@ -6,11 +6,11 @@ from typing import Any
 
 from benchmarks.after_change import after_table
 from benchmarks.defaults import defaults_checks, defaults_table
+from benchmarks.floor import LIST_FLOOR
 
 RSS_LIMIT_MB = 120.0
 FLAT_RSS_MIB = 64.0  # issue 33: peak RSS of every pass at 10x
 FIRST_INSTALL_REQUESTS = 12_500  # issue 33: the 10x first install at `qps: 0`, in one pass
-LIST_FLOOR = "floor-list"  # benchmarks/__main__.py's name for `floor.py --sources list`
 MISSING = "n/a"  # a cell the results do not have
 
 
