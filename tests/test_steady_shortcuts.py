@@ -114,5 +114,5 @@ def test_a_report_row_is_the_text_json_dumps_indents(doc: dict[str, Any]) -> Non
 
 
 def test_a_report_row_of_another_shape_is_written_by_json_dumps() -> None:
-    for doc in ({"a": {"b": [1]}}, {"a": [{"b": 1}]}, {1: "x"}, {"a": ("x",)}):
+    for doc in ({"a": {"b": [1]}}, {"a": [{"b": 1}]}, {1: "x"}, {1: ["x"]}, {"a": ("x",)}):
         assert indented_row(doc) == json.dumps(doc, indent=2).replace("\n", "\n    ")

@@ -193,12 +193,14 @@ def indented_row(doc: dict[str, Any]) -> str:
     shape goes through `json.dumps`."""
     lines = []
     for key, value in doc.items():
+        if key.__class__ is not str:
+            return json.dumps(doc, indent=2).replace("\n", "\n    ")
         if value.__class__ is list:
             if not all(v.__class__ is str for v in value):
                 return json.dumps(doc, indent=2).replace("\n", "\n    ")
             items = ",\n        ".join(map(quote_json, value))
             text = f"[\n        {items}\n      ]" if value else "[]"
-        elif isinstance(value, (dict, list, tuple)) or key.__class__ is not str:
+        elif isinstance(value, (dict, list, tuple)):
             return json.dumps(doc, indent=2).replace("\n", "\n    ")
         else:
             text = scalar_json(value)
