@@ -548,16 +548,33 @@ def test_invalid_options_are_config_errors(options: dict[str, Any]) -> None:
 
 class _Handler(BaseHTTPRequestHandler):
     seen: list[tuple[str | None, bool]] = []
+    cuts = 0  # how many of the next list answers stop mid-body, as from a server killed while it sends
 
     def do_GET(self) -> None:
         assert isinstance(self.connection, ssl.SSLSocket)
         _Handler.seen.append((self.headers.get("Authorization"), self.connection.getpeercert() is not None))
+        if self.path.startswith("/api/v1/namespaces/web/configmaps"):
+            self._answer_list()
+            return
         body = json.dumps({"gitVersion": "v1.31.0"}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def _answer_list(self) -> None:
+        body = json.dumps(page(["a", "b"])).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        if _Handler.cuts:
+            _Handler.cuts -= 1
+            self.wfile.write(b"%x\r\n%s" % (len(body), body[:10]))  # a chunk announced, not all sent
+            self.close_connection = True
+            return
+        self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -624,6 +641,38 @@ def test_tls_with_kubeconfig_ca_and_client_cert_sends_token_and_cert(
     with KubeClient(creds) as kube:
         assert kube.check_connection() == {"gitVersion": "v1.31.0"}
     assert _Handler.seen == [(f"Bearer {TOKEN}", True)]
+
+
+def test_a_list_answer_cut_off_mid_body_is_retried_like_a_reset_and_the_list_completes(
+    tls_server: tuple[str, Path, Pair], clock: FakeClock
+) -> None:
+    url, directory, _ = tls_server
+    config = write_kubeconfig(
+        directory / "config", TOKEN, url, **{"certificate-authority": str(directory / "ca.crt")}
+    )
+    creds = load_credentials(AuthOptions(kubeconfig=str(config)), env={})
+    _Handler.cuts = 1
+    with KubeClient(creds, clock=clock.monotonic, sleep=clock.sleep) as kube:
+        names = [item["metadata"]["name"] for item in kube.list_items("/api/v1/namespaces/web/configmaps")]
+        stats = kube.stats.snapshot()
+    assert names == ["a", "b"]
+    assert len(_Handler.seen) == 2
+    assert stats["retries"] == {"connection": 1}
+    assert stats["requests"] == {"list": {"200": 1, "error": 1}}
+
+
+def test_a_create_whose_answer_was_cut_off_is_not_sent_again(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(
+        responses.POST,
+        SERVER + "/apis/batch/v1/namespaces/web/jobs",
+        body=requests.exceptions.ChunkedEncodingError("Connection broken: IncompleteRead(0 bytes read)"),
+    )
+    with pytest.raises(UnreachableError) as caught:
+        client.create("/apis/batch/v1/namespaces/web/jobs", {"kind": "Job"})
+    assert len(mock.calls) == 1
+    assert str(caught.value).endswith("the answer was cut off mid-body (connection broken)")
 
 
 def test_concurrent_calls_share_one_client(client: KubeClient, mock: responses.RequestsMock) -> None:

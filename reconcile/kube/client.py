@@ -56,6 +56,7 @@ from reconcile.errors import (
 from reconcile.kube.auth import Credentials
 from reconcile.kube.pages import object_count, read_page
 from reconcile.kube.transport import (
+    BROKEN_ANSWERS,
     ApiStats,
     RateLimiter,
     ServerNameAdapter,
@@ -449,7 +450,7 @@ class KubeClient:
                     f"{self.server}: TLS failure: {describe_error(exc)} (server certificate checked against "
                     f"{trust})"
                 ) from exc
-            except (requests.ConnectionError, requests.Timeout) as exc:
+            except BROKEN_ANSWERS as exc:
                 self.stats.record_request(verb, "error")
                 cause = connection_cause(exc, timeout)
                 self._retry_connection_failure(

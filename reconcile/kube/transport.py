@@ -102,6 +102,16 @@ class RateLimiter:
             self._sleep(wait)
 
 
+# The request got no whole answer: no connection, no answer in time, or a body cut off mid-stream (a
+# server killed while it was sending a page). Each is retried like a reset; a POST is not sent again.
+BROKEN_ANSWERS: tuple[type[requests.RequestException], ...] = (
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+)
+
+
 def never_connected(exc: requests.RequestException) -> bool:
     """True when the connection was never established (refused, DNS), so even a POST may be sent again."""
     return isinstance(_reason(exc), NewConnectionError)
@@ -119,6 +129,8 @@ def connection_cause(exc: requests.RequestException, timeout: float) -> str:
         return f"host not found ({describe_error(reason)})"
     if isinstance(reason, NewConnectionError) and _errno(reason) == errno.ECONNREFUSED:
         return "connection refused"
+    if isinstance(exc, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)):
+        return "the answer was cut off mid-body (connection broken)"
     return describe_error(exc)
 
 
