@@ -45,6 +45,7 @@ from reconcile.model.references import reads_template_annotations
 from reconcile.model.workload import Listed
 from reconcile.output.report import Row
 from reconcile.pipeline.listing import Listing, listed_view
+from reconcile.pipeline.midway import MidwayLists, whole_page_size
 from reconcile.pipeline.read import ReadStage, keep_wanted
 from reconcile.pipeline.scope import workload_selector
 from reconcile.pipeline.stream import NamespaceStream, take_each
@@ -135,9 +136,22 @@ class StreamedBatches:
                 namespace = next(iter(held))
                 yield from self.walk_namespace(namespace, held[namespace])
                 del held[namespace]
+            midway = MidwayLists(
+                self.client,
+                {kind: items.total for kind, items in lists.lists.items() if kind not in lists.ended},
+                field_selector=workload_selector(self.settings),
+                page_size=self.settings.page_size,
+                rate_limited=self.settings.qps > 0,
+            )
+            sampled = lists.seen
             while (upcoming := lists.upcoming()) is not None:
                 namespace = upcoming
-                yield from self.walk_namespace(namespace, lists.take(namespace))
+                workloads = lists.take(namespace)
+                whole = midway.take(namespace)
+                yield from self.walk_namespace(namespace, workloads, whole, midway)
+                total = lists.total
+                if total is not None:
+                    midway.open_heavy(lists.seen - sampled, total - lists.seen)
             for kind in lists.disordered():
                 log.warning(
                     "the cluster-wide list of %s is not in key order: its namespaces were walked as it gave "
@@ -151,11 +165,19 @@ class StreamedBatches:
             reason = f"{exc}; the opted-in workloads {at} in list order were not listed"
             self.rows.append(Row.scope_deferred("*", "*", reason, why))
 
-    def walk_namespace(self, namespace: str, workloads: list[Listed]) -> Iterator[tuple[Batch, Triage]]:
+    def walk_namespace(
+        self,
+        namespace: str,
+        workloads: list[Listed],
+        whole: Mapping[Kind, Sequence[dict[str, Any]]] | None = None,
+        midway: MidwayLists | None = None,
+    ) -> Iterator[tuple[Batch, Triage]]:
         if not workloads:
             return
         triage = triage_listed(workloads, self.rules.fingerprint)
-        self.prepare(namespace, workloads, triage, {})
+        if midway is not None:
+            midway.count(workloads, triage, whole or {})
+        self.prepare(namespace, workloads, triage, whole or {})
         for batch in plan_batches(workloads):
             yield batch, triage
 
@@ -218,9 +240,7 @@ class StreamedBatches:
         """The stretch's lists, opened (each sends its first request when first taken from)."""
         selector = workload_selector(self.settings)
         lists = Lists(whole={k.plural for k in self.in_full})
-        # Pages of whole objects are several times the size of metadata pages, and one of each list is
-        # open at once: together they are one page of `pageSize` objects, as when they were read in turn.
-        whole_page = max(1, self.settings.page_size // max(1, len(lists.whole)))
+        whole_page = whole_page_size(self.settings.page_size, len(lists.whole))
         for kind in self.kinds:
             whole = kind.plural in lists.whole
             pages = self.client.list_items(

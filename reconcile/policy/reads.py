@@ -174,6 +174,25 @@ def choose_kind_in_full(needing: int, opted: int, *, rate_limited: bool = False)
     return Choice(Way.GET, why)
 
 
+def choose_kind_whole_midway(
+    needing: int, opted: int, *, reads: int, walked: int, remaining: int, whole_pages: int, rate_limited: bool
+) -> Choice:
+    """Whether a walk that planned no kind in full, having met `needing` of `opted` workloads of a kind
+    that need their spec among the `walked` objects since its sample (read with `reads` namespace lists or
+    GETs), lists the kind whole from where it is: when the kind qualifies as in `choose_kind_in_full` and
+    the `remaining` objects, at the same rate, would take more reads than the list's `whole_pages` (all of
+    them: a list starts at the first namespace, and passes by those already walked)."""
+    qualifies = choose_kind_in_full(needing, opted, rate_limited=rate_limited)
+    if not qualifies.lists or walked <= 0:
+        return Choice(Way.GET, qualifies.why)
+    expected = reads * remaining / walked
+    why = (
+        f"{qualifies.why} since the sample, {reads} reads over {walked} objects: about {expected:.0f} more "
+        f"for the {remaining} left, where the list of the whole kind is {whole_pages} pages"
+    )
+    return Choice(Way.LIST if expected > whole_pages else Way.GET, why)
+
+
 # Reads of its sources' content a workload that needs its spec costs, about, where they are read by name:
 # with its object and its write, the estimate that decides whether a pass may not fit its budget and must
 # rotate its start. Where content is read per namespace, a namespace costs about as many (a content list of
