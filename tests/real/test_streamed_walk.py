@@ -138,3 +138,81 @@ def test_a_streamed_whole_cluster_pass_decides_what_a_scoped_pass_decides_and_li
         (last.ns, app): "rollout" for app in APPS
     }, rows
     assert rows == ours(first.rehash("--config", config(first.tmp), "--dry-run", *scoped, scoped=False))
+
+
+# "0m…" sorts before "0s…": this test's namespaces are the cluster's first, whatever the other test made.
+MIDWAY = tuple(f"0midway{SUFFIX}-{part}" for part in "abcdefgh")
+MIDWAY_ADOPTED = MIDWAY[:2]  # the sample of a pass with `streamAbove: 3`: two namespaces of two workloads
+MIDWAY_UNSEEN = 9  # Deployments in each later namespace: past 40 needing their spec in the fifth of them
+
+
+@pytest.fixture(scope="module")
+def midway(control: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Kube]]:
+    """Eight namespaces: the first two with two opted-in Deployments each, the others with nine, each
+    reading the namespace's ConfigMap; no replicas (the walk reads objects, the pods do not matter)."""
+    made = {}
+    for ns in MIDWAY:
+        control.api("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+        kube = made[ns] = Kube(control, ns, tmp_path_factory.mktemp(ns))
+        count = len(APPS) if ns in MIDWAY_ADOPTED else MIDWAY_UNSEEN
+        spec = pod_spec(configmaps=("settings",))
+        kube.apply(
+            configmap("settings", {"level": "info"}),
+            *(workload("Deployment", f"app-{i}", spec, replicas=0) for i in range(count)),
+        )
+    yield made
+    for ns in MIDWAY:
+        control.request("DELETE", f"/api/v1/namespaces/{ns}")
+
+
+def namespaced_deployment_reads(kube: Kube, mark: int) -> set[str]:
+    """The namespaces whose Deployments kube-rehash read with a request of their own since `mark`."""
+    read = set()
+    for entry in kube.cp.audit(since=mark, user="admin"):
+        parts = urlsplit(entry.uri).path.split("/")  # /apis/apps/v1/namespaces/NS/deployments[/NAME]
+        if (
+            entry.verb in ("get", "list")
+            and parts[1:5] == ["apis", "apps", "v1", "namespaces"]
+            and parts[6:7] == ["deployments"]
+        ):
+            read.add(parts[5])
+    return read
+
+
+def test_a_light_walk_past_an_in_sync_sample_lists_the_unseen_kind_whole_and_decides_as_a_scoped_pass(
+    midway: dict[str, Kube],
+) -> None:
+    """A first install cut by its budget leaves the first namespaces in key order adopted and the rest
+    unseen: the next pass's sample is in sync, so it walks on from its listing, and once the namespaces
+    past the sample show that reading each one's Deployments costs more than their cluster-wide list,
+    it opens that list (of whole objects) and takes the rest from it (pipeline/midway.py)."""
+    first = midway[MIDWAY[0]]
+    scoped = [arg for ns in MIDWAY for arg in ("-n", ns)]
+    adopted = first.rehash(
+        "--config", config(first.tmp), *(a for ns in MIDWAY_ADOPTED for a in ("-n", ns)), scoped=False
+    )
+    assert adopted.code == 0, adopted.stderr
+    assert {a for a, _, _ in mine(adopted).values()} == {"adopt"}
+
+    mark = first.cp.audit_mark()
+    streamed = first.rehash("--config", config(first.tmp, streamAbove=3), "--dry-run", "-v", scoped=False)
+    assert streamed.code == 0, streamed.stderr
+    assert "one listing of the workloads: yes" in streamed.stderr, streamed.stderr
+    assert "deployments listed whole from here on" in streamed.stderr, streamed.stderr
+    assert first_pages(first, mark)["/apis/apps/v1/deployments"] == 2  # the listing's, then the whole list
+    read = namespaced_deployment_reads(first, mark)
+    assert read and read < set(MIDWAY[2:]) and MIDWAY[-1] not in read, read
+    rows = mine(streamed)
+    assert {ns: a for (ns, _), (a, _, _) in rows.items()} == {
+        ns: "in-sync" if ns in MIDWAY_ADOPTED else "adopt" for ns in MIDWAY
+    }
+    assert rows == mine(first.rehash("--config", config(first.tmp), "--dry-run", *scoped, scoped=False))
+
+
+def mine(result: Result) -> dict[tuple[str, str], tuple[str, str, str]]:
+    """This test's rows: (namespace, name) → (action, hash, reason)."""
+    return {
+        (w["namespace"], w["name"]): (w["action"], w["hash"], w["reason"])
+        for w in result.report["workloads"]
+        if w["namespace"] in MIDWAY
+    }
