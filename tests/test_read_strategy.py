@@ -88,32 +88,26 @@ def test_at_a_rate_limit_a_kind_is_listed_in_full_once_a_quarter_of_it_needs_its
     assert choose_kind_in_full(40, 41, rate_limited=True).way is GET  # not many
 
 
-# needing, opted, reads, walked, remaining, whole pages, at a rate limit -> way
+# needing, reads, walked since the first, remaining, whole pages -> way
 MIDWAY = [
-    # 10x, a first install's second pass: 300 unseen Deployments in 30 namespaces of the first 900 objects
-    # walked since the sample, 18,000 objects left, the whole list 150 pages: about 600 reads expected.
-    ((300, 300, 30, 900, 18_000, 150, True), LIST),
-    ((300, 300, 30, 900, 4_000, 150, True), GET),  # near the end: 133 reads expected
-    ((40, 40, 14, 60, 1_000, 1, True), GET),  # not many yet
-    ((41, 150, 14, 600, 10_000, 1, True), LIST),  # a quarter, at a rate limit
-    ((41, 150, 14, 600, 10_000, 1, False), GET),  # not most, without one
-    ((41, 41, 14, 0, 10_000, 1, False), GET),  # nothing walked: no rate
+    # 10x, a first install's second pass past an in-sync stretch: 45 unseen Deployments in 5 namespaces
+    # of the 150 objects walked since the first of them, 18,000 objects left, the whole list 150 pages.
+    ((45, 5, 150, 18_000, 150), LIST),
+    ((45, 5, 150, 4_000, 150), GET),  # near the end: 133 reads expected
+    ((40, 5, 150, 18_000, 1), GET),  # not many yet
+    ((41, 41, 20_000, 10_000, 20), LIST),  # one new workload in every namespace: a read each
+    ((41, 41, 20_000, 10_000, 21), GET),  # the list costs more than the 20.5 reads expected
+    ((41, 14, 0, 10_000, 1), GET),  # nothing walked: no rate
 ]
 
 
 @pytest.mark.parametrize(("counts", "way"), MIDWAY)
 def test_a_light_walk_lists_a_kind_whole_midway_when_the_rest_would_read_more_than_its_pages(
-    counts: tuple[int, int, int, int, int, int, bool], way: Way
+    counts: tuple[int, int, int, int, int], way: Way
 ) -> None:
-    needing, opted, reads, walked, remaining, pages, limited = counts
+    needing, reads, walked, remaining, pages = counts
     choice = choose_kind_whole_midway(
-        needing,
-        opted,
-        reads=reads,
-        walked=walked,
-        remaining=remaining,
-        whole_pages=pages,
-        rate_limited=limited,
+        needing=needing, reads=reads, walked=walked, remaining=remaining, whole_pages=pages
     )
     assert choice.way is way
     if way is LIST:

@@ -49,51 +49,55 @@ class MidwayLists:
         *,
         field_selector: str | None,
         page_size: int,
-        rate_limited: bool,
     ) -> None:
         self.client = client
         self.totals = dict(totals)
         self.field_selector = field_selector
-        self.page = whole_page_size(page_size, len(self.totals))
-        self.rate_limited = rate_limited
+        # One page of each kind that holds any workload may be open at once.
+        self.page = whole_page_size(page_size, sum(1 for n in self.totals.values() if n))
         self.streams: dict[Kind, NamespaceStream] = {}
         self.closed: set[Kind] = set()
         """Kinds whose whole list was opened (and may have failed since): never opened twice."""
-        self.opted: Counter[Kind] = Counter()
         self.needing: Counter[Kind] = Counter()
         self.reads: Counter[Kind] = Counter()
-        """Kind -> namespaces walked since the sample where some of its workloads needed their spec: each
-        took a namespace list or GETs of the kind."""
+        """Kind -> namespaces walked where some of its workloads needed their spec: each took a namespace
+        list or GETs of the kind."""
+        self.since: dict[Kind, int] = {}
+        """Kind -> objects the walk had taken before the first namespace where one of its workloads needed
+        its spec: the rate of reads is counted from there."""
 
     def take(self, namespace: str) -> dict[Kind, list[dict[str, Any]]]:
         """The whole objects of the namespace from the lists opened so far; `PassCut` is raised."""
         return dict(take_each(self.streams, namespace, self.failed))
 
-    def count(self, workloads: Sequence[Listed], triage: Triage, whole: Mapping[Kind, object]) -> None:
-        """Count one walked namespace: its opted-in workloads, those needing their spec, and the reads
-        that took where its kind's whole list did not give them."""
+    def count(
+        self, workloads: Sequence[Listed], triage: Triage, whole: Mapping[Kind, object], at: int
+    ) -> None:
+        """Count one walked namespace, which the walk reached having taken `at` objects: the workloads
+        needing their spec, and the reads that took where its kind's whole list did not give them."""
         needing: set[Kind] = set()
         for workload in workloads:
-            self.opted[workload.kind] += 1
             if workload.uid in triage.need_spec:
                 self.needing[workload.kind] += 1
                 needing.add(workload.kind)
-        self.reads.update(kind for kind in needing if kind not in whole)
+        for kind in needing:
+            self.since.setdefault(kind, at)
+            if kind not in whole:
+                self.reads[kind] += 1
 
-    def open_heavy(self, walked: int, remaining: int) -> None:
+    def open_heavy(self, seen: int, remaining: int) -> None:
         """Open the whole list of each kind the rest of the walk would read with more requests than it
-        has pages, `walked` objects having been taken since the sample and `remaining` left."""
-        for kind, total in self.totals.items():
-            if kind in self.closed or total is None or not self.needing[kind]:
+        has pages, the walk having taken `seen` objects with `remaining` left."""
+        for kind, start in self.since.items():
+            total = self.totals.get(kind)
+            if kind in self.closed or total is None:
                 continue
             choice = choose_kind_whole_midway(
-                self.needing[kind],
-                self.opted[kind],
+                needing=self.needing[kind],
                 reads=self.reads[kind],
-                walked=walked,
+                walked=seen - start,
                 remaining=remaining,
                 whole_pages=pages(total, self.page),
-                rate_limited=self.rate_limited,
             )
             if not choice.lists:
                 continue

@@ -141,17 +141,16 @@ class StreamedBatches:
                 {kind: items.total for kind, items in lists.lists.items() if kind not in lists.ended},
                 field_selector=workload_selector(self.settings),
                 page_size=self.settings.page_size,
-                rate_limited=self.settings.qps > 0,
             )
-            sampled = lists.seen
             while (upcoming := lists.upcoming()) is not None:
                 namespace = upcoming
+                reached = lists.seen
                 workloads = lists.take(namespace)
                 whole = midway.take(namespace)
-                yield from self.walk_namespace(namespace, workloads, whole, midway)
+                yield from self.walk_namespace(namespace, workloads, whole, (midway, reached))
                 total = lists.total
                 if total is not None:
-                    midway.open_heavy(lists.seen - sampled, total - lists.seen)
+                    midway.open_heavy(lists.seen, total - lists.seen)
             for kind in lists.disordered():
                 log.warning(
                     "the cluster-wide list of %s is not in key order: its namespaces were walked as it gave "
@@ -170,13 +169,14 @@ class StreamedBatches:
         namespace: str,
         workloads: list[Listed],
         whole: Mapping[Kind, Sequence[dict[str, Any]]] | None = None,
-        midway: MidwayLists | None = None,
+        midway: tuple[MidwayLists, int] | None = None,
     ) -> Iterator[tuple[Batch, Triage]]:
         if not workloads:
             return
         triage = triage_listed(workloads, self.rules.fingerprint)
         if midway is not None:
-            midway.count(workloads, triage, whole or {})
+            counts, reached = midway
+            counts.count(workloads, triage, whole or {}, reached)
         self.prepare(namespace, workloads, triage, whole or {})
         for batch in plan_batches(workloads):
             yield batch, triage

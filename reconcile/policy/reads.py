@@ -175,20 +175,21 @@ def choose_kind_in_full(needing: int, opted: int, *, rate_limited: bool = False)
 
 
 def choose_kind_whole_midway(
-    needing: int, opted: int, *, reads: int, walked: int, remaining: int, whole_pages: int, rate_limited: bool
+    *, needing: int, reads: int, walked: int, remaining: int, whole_pages: int
 ) -> Choice:
-    """Whether a walk that planned no kind in full, having met `needing` of `opted` workloads of a kind
-    that need their spec among the `walked` objects since its sample (read with `reads` namespace lists or
-    GETs), lists the kind whole from where it is: when the kind qualifies as in `choose_kind_in_full` and
-    the `remaining` objects, at the same rate, would take more reads than the list's `whole_pages` (all of
-    them: a list starts at the first namespace, and passes by those already walked)."""
-    qualifies = choose_kind_in_full(needing, opted, rate_limited=rate_limited)
-    if not qualifies.lists or walked <= 0:
-        return Choice(Way.GET, qualifies.why)
+    """Whether a walk that planned no kind in full lists a kind whole from where it is, having met `needing`
+    workloads of it that need their spec, read with `reads` namespace lists or GETs, over the `walked`
+    objects since the first of them: when more than `KIND_IN_FULL_MIN` did, and the `remaining` objects, at
+    that rate, would take more reads than the list's `whole_pages` (all of them: a list starts at the first
+    namespace, and passes by those already walked). The rate is counted from the first namespace that
+    needed a read, not from the sample: an in-sync stretch before it says nothing of what follows."""
+    if needing <= KIND_IN_FULL_MIN or walked <= 0:
+        return Choice(Way.GET, f"{needing} need their spec: at most {KIND_IN_FULL_MIN} are read as met")
     expected = reads * remaining / walked
     why = (
-        f"{qualifies.why} since the sample, {reads} reads over {walked} objects: about {expected:.0f} more "
-        f"for the {remaining} left, where the list of the whole kind is {whole_pages} pages"
+        f"{needing} need their spec, read with {reads} requests over the {walked} objects since the first: "
+        f"about {expected:.0f} more for the {remaining} left, where the list of the whole kind is "
+        f"{whole_pages} pages"
     )
     return Choice(Way.LIST if expected > whole_pages else Way.GET, why)
 
