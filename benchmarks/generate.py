@@ -302,6 +302,11 @@ def _workload(
     return {"apiVersion": API_VERSIONS[kind], "kind": kind, "metadata": metadata, "spec": spec}
 
 
+def namespace_name(n: int) -> str:
+    """The `n`-th namespace of a generated cluster; their names sort in their order, as etcd's keys do."""
+    return f"ns-{n:04d}"
+
+
 def generate(shape: Shape) -> Cluster:
     """Build the cluster for `shape` (deterministic in `shape.seed`)."""
     rng = random.Random(shape.seed)
@@ -310,7 +315,7 @@ def generate(shape: Shape) -> Cluster:
     cluster = Cluster(shape, objects)
     referenced: set[tuple[str, str, str]] = set()
     for n in range(shape.namespaces):
-        ns = f"ns-{n:04d}"
+        ns = namespace_name(n)
         objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         cms = [
             _configmap(rng, ns, f"config-{i:04d}")

@@ -21,6 +21,7 @@ from benchmarks.defaults import defaults_checks, defaults_scenario, defaults_tab
 from benchmarks.floor import KINDS
 from benchmarks.generate import Shape, generate
 from benchmarks.harness import Traffic
+from benchmarks.midway import midway_scenario
 from benchmarks.report import checks, record, scaling, shapes_table, shard_table, summarize
 
 TINY = Shape(
@@ -348,3 +349,15 @@ def test_the_run_of_record_page_is_written_from_the_results_and_each_memory_run(
     assert f"command: {results['command']}" in page and "\n### targets\n" in page
     assert f"### peak RSS (MiB): `{memory['command']}` (benchmarks/results-memory.json)" in page
     assert "\n## " not in page  # the summary's sections sit under the page's title
+
+
+def test_the_midway_scenario_adopts_the_first_namespaces_then_passes_at_the_defaults(tmp_path: Path) -> None:
+    """Real processes: a scoped pass adopts the first namespaces in key order, a pass at the shipped
+    defaults adopts the rest and says how it walked."""
+    result = midway_scenario(TINY, 1 / 3, tmp_path)
+    scoped, after = result["scoped_adoption"], result["defaults_pass"]
+    assert result["adopted_namespaces"] == 1
+    assert scoped["exit"] == 0 and 0 < scoped["summary"]["adopt"] < TINY.opted_in
+    assert after["exit"] == 0 and after["summary"]["deferred"] == 0
+    assert after["summary"]["adopt"] + after["summary"]["in-sync"] == TINY.opted_in
+    assert after["summary"]["in-sync"] == scoped["summary"]["adopt"]
