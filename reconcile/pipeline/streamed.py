@@ -7,7 +7,8 @@ with the cluster. Above `streamAbove` opted-in workloads the listing stops at a 
 
 - **On from the listing** (`walk_on`, a light pass: steady, change): the sample's namespaces are walked,
   then each namespace as the open lists give it, with the source surveys chosen from the sample scaled to
-  the cluster. The workloads are listed once.
+  the cluster. The workloads are listed once; a kind whose namespaces past the sample turn out to need
+  their specs is then also listed whole, from where the walk is (pipeline/midway.py).
 - **After a tally** (`batches`, a heavy pass: a first install, sources read by name): the listing tallies
   the rest of its lists and this walk lists again, planned from the whole tally: one cluster-wide list per
   workload kind (of whole objects where the kind is listed in full, else of metadata) and per source kind
@@ -27,7 +28,8 @@ namespaces not yet listed are one more.
 The heavy walk relies on the lists' key order but checks it (pipeline/stream.py): when a workload list
 turns out not to be in key order, the walk ends by listing that kind again, held, and deciding the
 workloads it had passed by, so no opted-in workload goes without a row, whatever order the server lists
-in. The light walk takes namespaces as the listing does and passes nothing by.
+in. The light walk takes namespaces as the listing does and passes no workload by: a whole list it opens
+midway passes by the namespaces already walked, and a workload it does not give is read as before.
 """
 
 from __future__ import annotations
