@@ -56,7 +56,7 @@ class MidwayLists:
         # One page of each kind that holds any workload may be open at once.
         self.page = whole_page_size(page_size, sum(1 for n in self.totals.values() if n))
         self.streams: dict[Kind, NamespaceStream] = {}
-        self.closed: set[Kind] = set()
+        self.opened: set[Kind] = set()
         """Kinds whose whole list was opened (and may have failed since): never opened twice."""
         self.needing: Counter[Kind] = Counter()
         self.reads: Counter[Kind] = Counter()
@@ -90,7 +90,7 @@ class MidwayLists:
         has pages, the walk having taken `seen` objects with `remaining` left."""
         for kind, start in self.since.items():
             total = self.totals.get(kind)
-            if kind in self.closed or total is None:
+            if kind in self.opened or total is None:
                 continue
             choice = choose_kind_whole_midway(
                 needing=self.needing[kind],
@@ -102,7 +102,7 @@ class MidwayLists:
             if not choice.lists:
                 continue
             log.info("%s listed whole from here on: %s", kind.plural, choice.why)
-            self.closed.add(kind)
+            self.opened.add(kind)
             items = self.client.list_items(
                 kind.collection_path(None), field_selector=self.field_selector, limit=self.page
             )
