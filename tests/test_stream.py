@@ -146,3 +146,80 @@ def test_a_list_that_fails_while_the_next_namespace_is_sought_is_told_and_left_o
     assert not streams["ok"].over
     streams["ok"].take("b")
     assert next_namespace(streams, lambda key, exc: None) is None and streams["ok"].over
+
+
+class Paged:
+    """A list that gives its objects a page at a time, as `ListedItems.chunks` does."""
+
+    def __init__(self, objects: list[dict[str, Any]], sizes: list[int]) -> None:
+        self.pages: list[list[dict[str, Any]]] = []
+        self.read = 0
+        at = 0
+        for size in [*sizes, len(objects)]:
+            if at >= len(objects):
+                break
+            self.pages.append(objects[at : at + max(size, 1)])
+            at += max(size, 1)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        raise AssertionError("a paged list is walked by its chunks")
+
+    def chunks(self) -> Iterator[list[dict[str, Any]]]:
+        for page in self.pages:
+            self.read += 1
+            yield page
+
+
+@given(
+    st.sets(st.tuples(NAME, NAME), max_size=40),
+    st.lists(st.integers(min_value=1, max_value=7), max_size=12),
+)
+def test_a_list_read_by_pages_gives_each_namespace_whole_however_its_pages_split_it(
+    keys: set[tuple[str, str]], sizes: list[int]
+) -> None:
+    """A namespace's objects may span pages, and a page may hold several namespaces: taking every
+    namespace in list order still yields each object once, grouped, and a sorted list is never disordered."""
+    stream = NamespaceStream(Paged(in_key_order(keys), sizes))  # type: ignore[arg-type]
+    namespaces = sorted({ns for ns, _ in keys}, key=namespace_order)
+    taken = {ns: stream.take(ns) for ns in namespaces}
+    assert {(ns, o["metadata"]["name"]) for ns, objs in taken.items() for o in objs} == keys
+    assert all(o["metadata"]["namespace"] == ns for ns, objs in taken.items() for o in objs)
+    assert [len(objs) for objs in taken.values()] == [sum(1 for k in keys if k[0] == ns) for ns in namespaces]
+    stream.drain()
+    assert stream.over and not stream.disordered
+
+
+def test_a_paged_list_is_read_no_further_than_the_page_where_the_next_namespace_starts() -> None:
+    paged = Paged(in_key_order({("a", "1"), ("a", "2"), ("b", "3"), ("c", "4"), ("d", "5")}), [2, 2])
+    stream = NamespaceStream(paged)  # type: ignore[arg-type]
+    assert [o["metadata"]["name"] for o in stream.take("a")] == ["1", "2"]
+    assert paged.read == 2  # the page after `a`'s: where the next namespace starts
+    assert [o["metadata"]["name"] for o in stream.take("c")] == ["4"]
+    assert paged.read == 3
+    assert stream.upcoming() == "d"
+
+
+@pytest.mark.parametrize(
+    "sizes", [[1, 1, 1], [3], [2, 1], [1, 2]], ids=["a-page-each", "one-page", "split-after", "split-before"]
+)
+def test_a_paged_list_out_of_key_order_is_noticed_where_the_walk_reaches_it_in_or_across_pages(
+    sizes: list[int],
+) -> None:
+    stream = NamespaceStream(Paged([item("a", "1"), item("c", "3"), item("b", "2")], sizes))  # type: ignore[arg-type]
+    assert [o["metadata"]["name"] for o in stream.take("a")] == ["1"]
+    assert not stream.disordered  # `c` is the next namespace, in order so far
+    assert [o["metadata"]["name"] for o in stream.take("c")] == ["3"]
+    assert stream.disordered  # `b`, passed by after `c`, sorts before it: the walk recovers it
+
+
+def test_what_a_paged_list_raises_is_raised_once_and_the_stream_is_then_over() -> None:
+    class Failing(Paged):
+        def chunks(self) -> Iterator[list[dict[str, Any]]]:
+            yield [item("a", "1"), item("b", "2")]
+            raise RehashError("list failed")
+
+    stream = NamespaceStream(Failing([], []))  # type: ignore[arg-type]
+    assert [o["metadata"]["name"] for o in stream.take("a")] == ["1"]
+    with pytest.raises(RehashError):
+        stream.take("c")
+    assert stream.take("d") == [] and stream.over

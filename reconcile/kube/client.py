@@ -35,8 +35,10 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import chain
 from typing import Any
 
 import requests
@@ -76,6 +78,9 @@ DEFAULT_FIELD_MANAGER = "kube-rehash"
 # apart, before the pass ends with exit 4: a wrong address is said at once, a starting server waited for.
 FIRST_CONTACT_RETRIES = 1
 FIRST_CONTACT_RETRY_DELAY = 0.5
+# Lists reading ahead at once (a pass walks the workload kinds and the two source kinds in step): one thread
+# each, so that no list's next page waits behind another's.
+AHEAD_THREADS = 8
 # Asked before each request attempt with its verb (get, list, patch, create): raises to refuse it, or
 # returns the clock() time by which the attempt (and any retry) must be over.
 Gate = Callable[[str], float]
@@ -139,15 +144,23 @@ class ListPager(Iterator[dict[str, Any]]):
     yielded before it, possibly in newer versions: `fell_back` turns True when it is yielded, so a caller
     collecting items may drop what it gathered. A 410 on the first page, or an error of the full list,
     is raised.
+
+    With `send_ahead`, the request for the next page is sent as soon as a page gives its token, on another
+    thread, so the caller works on one page while the next one travels; that page is decoded here, when the
+    caller reaches it, and what its request raised is raised then, as if it had been sent then. Only for a
+    list its caller reads to the end: a caller that stops early leaves one request made for nothing.
     """
 
     def __init__(
         self,
         fetch: Callable[[str | None], dict[str, Any]],
         fetch_all: Callable[[], dict[str, Any]],
+        send_ahead: Callable[[str], Future[Callable[[], dict[str, Any]]]] | None = None,
     ) -> None:
         self._fetch = fetch
         self._fetch_all = fetch_all
+        self._send_ahead = send_ahead
+        self._pending: Future[Callable[[], dict[str, Any]]] | None = None
         self._token: str | None = None
         self._done = False
         self.fell_back = False
@@ -158,8 +171,9 @@ class ListPager(Iterator[dict[str, Any]]):
     def __next__(self) -> dict[str, Any]:
         if self._done:
             raise StopIteration
+        pending, self._pending = self._pending, None
         try:
-            page = self._fetch(self._token)
+            page = pending.result()() if pending is not None else self._fetch(self._token)
         except Gone:
             if self._token is None:
                 self._done = True
@@ -175,6 +189,8 @@ class ListPager(Iterator[dict[str, Any]]):
         token = metadata.get("continue") if isinstance(metadata, dict) else None
         self._token = str(token) if token else None
         self._done = self._token is None
+        if self._send_ahead is not None and self._token is not None:
+            self._pending = self._send_ahead(self._token)
         return page
 
 
@@ -192,7 +208,8 @@ class ListedItems(Iterator[dict[str, Any]]):
         self.total: int | None = None
         self.read = False
         """The first page was read."""
-        self._items = self._walk(pager)
+        self._chunks = self._walk(pager)
+        self._items = chain.from_iterable(self._chunks)
 
     def __iter__(self) -> ListedItems:
         return self
@@ -200,7 +217,13 @@ class ListedItems(Iterator[dict[str, Any]]):
     def __next__(self) -> dict[str, Any]:
         return next(self._items)
 
-    def _walk(self, pager: ListPager) -> Iterator[dict[str, Any]]:
+    def chunks(self) -> Iterator[list[dict[str, Any]]]:
+        """The same items, a decoded page at a time (an object at a time where a page's items are decoded
+        as they are reached: kube/pages.py), for a reader with per-page work to share; not to be mixed with
+        iterating the items."""
+        return self._chunks
+
+    def _walk(self, pager: ListPager) -> Iterator[list[dict[str, Any]]]:
         last: str | None = None  # the key of the last item yielded, taken only once the list fell back
         previous: Mapping[str, Any] | None = None
         for page in pager:
@@ -208,14 +231,20 @@ class ListedItems(Iterator[dict[str, Any]]):
                 self.read, self.total = True, object_count(page)
             if pager.fell_back and last is None and previous is not None:
                 last = storage_key(previous)
-            for item in page.get("items") or []:
+            items = page.get("items") or []
+            if last is None and isinstance(items, list):
+                if items:
+                    previous = items[-1]
+                    yield items
+                continue
+            for item in items:
                 if last is not None:
                     key = storage_key(item)
                     if key <= last:
                         continue
                     last = key
                 previous = item
-                yield item
+                yield [item]
 
 
 class KubeClient:
@@ -246,6 +275,7 @@ class KubeClient:
         self._session_lock = threading.Lock()
         self._retired: list[requests.Session] = []
         self._session = self._new_session()
+        self._ahead_pool: ThreadPoolExecutor | None = None
         self._answered = False
         """Whether the server has answered once (any status): until then a refused connection fails fast."""
 
@@ -261,6 +291,9 @@ class KubeClient:
 
     def close(self) -> None:
         with self._session_lock:
+            if self._ahead_pool is not None:  # a page sent ahead of a list given up on is not awaited
+                self._ahead_pool.shutdown(wait=False, cancel_futures=True)
+                self._ahead_pool = None
             for session in [*self._retired, self._session]:
                 session.close()
             self._retired.clear()
@@ -292,10 +325,12 @@ class KubeClient:
         metadata_only: bool = False,
         limit: int | None = None,
         lazy: bool = False,
+        read_ahead: bool = False,
     ) -> ListPager:
         """Pages of a collection GET (`limit` defaults to `page_size`); see ListPager about expired tokens.
         `lazy`: a page of whole objects keeps its `items` as text, each decoded as it is iterated; a metadata
-        page is decoded once, its items slimmed (kube/pages.py)."""
+        page is decoded once, its items slimmed (kube/pages.py). `read_ahead`: each next page is requested
+        while the caller works on the one before it (ListPager)."""
         selectors: dict[str, str] = {}
         if label_selector:
             selectors["labelSelector"] = label_selector
@@ -314,7 +349,23 @@ class KubeClient:
             self.stats.record_retry("410")  # counted like the retried statuses
             return self._call("list", "GET", path, params=selectors, accept=accept, decode=decode)
 
-        return ListPager(fetch, fetch_all)
+        def send_ahead(token: str) -> Future[Callable[[], dict[str, Any]]]:
+            def send() -> Callable[[], dict[str, Any]]:
+                response = self._respond(
+                    "list", "GET", path, params={**paged, "continue": token}, accept=accept
+                )
+                return lambda: decode(response, "GET", path)
+
+            return self._ahead().submit(send)
+
+        return ListPager(fetch, fetch_all, send_ahead if read_ahead else None)
+
+    def _ahead(self) -> ThreadPoolExecutor:
+        """The threads that send lists' next pages ahead (one request in flight per list reading ahead)."""
+        with self._session_lock:
+            if self._ahead_pool is None:
+                self._ahead_pool = ThreadPoolExecutor(AHEAD_THREADS, thread_name_prefix="rehash-ahead")
+            return self._ahead_pool
 
     def list_at(
         self, path: str, *, resource_version: str, label_selector: str | None = None
@@ -334,8 +385,10 @@ class KubeClient:
         field_selector: str | None = None,
         metadata_only: bool = False,
         limit: int | None = None,
+        read_ahead: bool = False,
     ) -> ListedItems:
-        """Items of all pages, each once (`ListedItems`)."""
+        """Items of all pages, each once (`ListedItems`). `read_ahead` (a metadata-only list its caller reads
+        to the end): each next page is requested while the caller works on the one before it."""
         pager = self.list_pages(
             path,
             label_selector=label_selector,
@@ -343,6 +396,7 @@ class KubeClient:
             metadata_only=metadata_only,
             limit=limit,
             lazy=True,
+            read_ahead=read_ahead and metadata_only,
         )
         return ListedItems(pager)
 
@@ -416,6 +470,32 @@ class KubeClient:
         decode: Callable[[requests.Response, str, str], dict[str, Any]] | None = None,
         retried: frozenset[int] = RETRIED_STATUS,
     ) -> dict[str, Any]:
+        response = self._respond(
+            verb,
+            method,
+            path,
+            params=params,
+            body=body,
+            content_type=content_type,
+            accept=accept,
+            retried=retried,
+        )
+        return (decode or _decode)(response, method, path)
+
+    def _respond(
+        self,
+        verb: str,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        accept: str = JSON,
+        retried: frozenset[int] = RETRIED_STATUS,
+    ) -> requests.Response:
+        """The request's successful (2xx) response, retried as the module docstring says; the typed error
+        of any other outcome."""
         deadline = self._clock() + self.options.deadline
         if self._stop_at is not None:
             deadline = min(deadline, self._stop_at)
@@ -469,7 +549,7 @@ class KubeClient:
             self.stats.record_request(verb, code, len(response.content))
             log.debug("%s %s -> %d", method, path, code)
             if 200 <= code < 300:
-                return (decode or _decode)(response, method, path)
+                return response
             error = _error_from(response, method, path)
             if code == 401 and not reauthenticated:
                 reauthenticated = True

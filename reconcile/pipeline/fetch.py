@@ -199,7 +199,9 @@ class SourceReader:
             return None
         terms = [f for f in (RESOURCES[kind].list_filter,) if f]
         terms += namespace_exclusions(exclude)
-        return self.client.list_items(path, field_selector=",".join(terms) or None, metadata_only=True)
+        return self.client.list_items(
+            path, field_selector=",".join(terms) or None, metadata_only=True, read_ahead=True
+        )
 
     def _keep_wanted(self, kind: str, items: Iterable[dict[str, Any]]) -> dict[str, dict[str, SourceMeta]]:
         """Of these listed objects, the metadata of those the pass wants, by namespace and name; every

@@ -267,6 +267,7 @@ def list_kind(
                 kind.collection_path(namespace),
                 field_selector=None if namespace else workload_selector(settings),
                 metadata_only=not reads_template_annotations(discovery),
+                read_ahead=True,
             ):
                 namespace_at = namespace_of(item)
                 if not scope.covers(namespace_at):

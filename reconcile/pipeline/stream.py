@@ -30,11 +30,24 @@ def namespace_of(item: dict[str, Any]) -> str:
 
 
 class NamespaceStream:
-    """One cluster-wide list, read as far as the namespace asked for and no further."""
+    """One cluster-wide list, read as far as the namespace asked for and no further.
+
+    A list that gives its objects a page at a time (`ListedItems.chunks`) is walked by runs: a page is
+    split once into its stretches of one namespace, and a namespace is taken or passed by a stretch at a
+    time, so the per-object work is one look at each object's namespace (every object of a steady pass
+    passes here). Any other iterator is walked an object at a time."""
 
     def __init__(self, items: Iterator[dict[str, Any]]) -> None:
-        self._items = items
-        self._head: dict[str, Any] | None = None
+        chunks = getattr(items, "chunks", None)
+        self._chunks: Iterator[list[dict[str, Any]]] = (
+            chunks() if callable(chunks) else ([item] for item in items)
+        )
+        self._page: list[dict[str, Any]] = []
+        self._runs: list[tuple[str, int, int]] = []
+        """The current page's stretches of one namespace: (namespace, start, end)."""
+        self._run = 0
+        """The index in `_runs` of the head: the stretch to take or pass by next."""
+        self._head = False
         self._head_at = namespace_order("")
         """`namespace_order` of the head's namespace, computed once per namespace."""
         self._head_namespace = ""
@@ -49,51 +62,75 @@ class NamespaceStream:
         page, the budget's cut) is raised here, and the stream is then over."""
         mark = namespace_order(namespace)
         taken: list[dict[str, Any]] = []
-        keep = taken.append
-        peek = self._peek
-        while (head := peek()) is not None:  # every object of the list passes here: kept lean
+        while self._peek():
             at = self._head_at
             if at != mark:
                 if at > mark or not pass_by:
                     break
             else:
-                keep(head)
-            self._head = None
+                _namespace, start, end = self._runs[self._run]
+                taken += self._page[start:end]
+            self._head = False
+            self._run += 1
         return taken
 
     @property
     def over(self) -> bool:
         """Every object of the list was taken or passed by."""
-        return self._over and self._head is None
+        return self._over and not self._head
 
     def upcoming(self) -> str | None:
         """The namespace of the next object (its page read if need be), None once the list is over."""
-        return None if self._peek() is None else self._head_namespace
+        return self._head_namespace if self._peek() else None
 
     def drain(self) -> None:
         """Read the rest of the list, only to learn whether it was in key order: the walk is over. On a
         sorted list this is usually the page already read; what the list raises is raised here."""
-        while self._peek() is not None:
-            self._head = None
+        while self._peek():
+            self._head = False
+            self._run += 1
 
-    def _peek(self) -> dict[str, Any] | None:
-        if self._head is None and not self._over:
-            try:
-                head = self._head = next(self._items)
-                namespace = namespace_of(head)
-                if namespace != self._head_namespace:  # a namespace's objects come together: once each
-                    self._head_namespace = namespace
-                    self._head_at = at = namespace_order(namespace)
-                    if at < self._last:
-                        self.disordered = True
-                    elif at > self._last:
-                        self._last = at
-            except StopIteration:
-                self._over = True
-            except BaseException:
-                self._over = True
-                raise
-        return self._head
+    def _peek(self) -> bool:
+        """Whether there is a head stretch (the next page read if need be); a new namespace's order is
+        computed, and checked against the list's order so far, as the walk reaches it."""
+        if self._head or self._over:
+            return self._head
+        try:
+            while self._run >= len(self._runs):
+                self._page = next(self._chunks)
+                self._runs, self._run = runs_of(self._page), 0
+        except StopIteration:
+            self._over = True
+            self._page, self._runs = [], []
+            return False
+        except BaseException:
+            self._over = True
+            raise
+        namespace = self._runs[self._run][0]
+        if namespace != self._head_namespace:  # a namespace's objects come together: once each
+            self._head_namespace = namespace
+            self._head_at = at = namespace_order(namespace)
+            if at < self._last:
+                self.disordered = True
+            elif at > self._last:
+                self._last = at
+        self._head = True
+        return True
+
+
+def runs_of(page: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
+    """The stretches of one namespace in a page, in order: (namespace, start, end)."""
+    runs: list[tuple[str, int, int]] = []
+    current, start = "", 0
+    for index, item in enumerate(page):
+        namespace = namespace_of(item)
+        if namespace != current or not index:
+            if index:
+                runs.append((current, start, index))
+            current, start = namespace, index
+    if page:
+        runs.append((current, start, len(page)))
+    return runs
 
 
 K = TypeVar("K")

@@ -250,6 +250,7 @@ class StreamedBatches:
                 field_selector=selector,
                 metadata_only=not (whole or reads_template_annotations(self.rules.discovery)),
                 limit=whole_page if whole else None,
+                read_ahead=True,
             )
             lists.streams[kind] = NamespaceStream(pages)
         self.stage.reader.stream_cluster(self.tally.recorded, self.settings.exclude_namespaces)

@@ -54,7 +54,10 @@ class WorkloadLists:
         metadata_only = not reads_template_annotations(discovery)
         self.lists: dict[Kind, ListedItems] = {
             kind: client.list_items(
-                kind.collection_path(None), field_selector=field_selector, metadata_only=metadata_only
+                kind.collection_path(None),
+                field_selector=field_selector,
+                metadata_only=metadata_only,
+                read_ahead=True,
             )
             for kind in settings.kinds
         }

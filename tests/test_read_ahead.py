@@ -1,0 +1,111 @@
+"""Lists that read ahead (KubeClient.list_items(read_ahead=True)): the next page's request travels while the
+caller works on the page before it, with exactly the requests a list read page by page sends, and what
+that request meets is met where the caller reaches the page."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import responses
+
+from reconcile.errors import Forbidden
+from reconcile.kube.auth import Credentials
+from reconcile.kube.client import KubeClient
+from tests.test_kube_client import (  # noqa: F401 (fixtures)
+    META_LIST,
+    SERVER,
+    creds,
+    page,
+    status,
+)
+
+CONFIGMAPS = "/api/v1/configmaps"
+
+
+@pytest.fixture
+def client(creds: Credentials) -> Iterator[KubeClient]:  # noqa: F811
+    with KubeClient(creds) as kube:  # a real clock: the page sent ahead is awaited on a thread
+        yield kube
+
+
+@pytest.fixture
+def mock() -> Iterator[responses.RequestsMock]:
+    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
+        yield rsps
+
+
+def wait_for_calls(mock: responses.RequestsMock, count: int) -> None:
+    deadline = time.monotonic() + 5
+    while len(mock.calls) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def names(items: Iterator[dict[str, object]]) -> list[str]:
+    return [str(item["metadata"]["name"]) for item in items]  # type: ignore[index]
+
+
+def test_the_next_page_is_requested_while_the_caller_is_still_on_the_page_before(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    for body in (page(["a", "b"], "c1"), page(["c", "d"], "c2"), page(["e"])):
+        mock.add(responses.GET, SERVER + CONFIGMAPS, json=body)
+    items = client.list_items(CONFIGMAPS, metadata_only=True, limit=2, read_ahead=True)
+    assert names(iter([next(items)])) == ["a"]
+    wait_for_calls(mock, 2)
+    assert len(mock.calls) == 2  # page 2 sent while the caller holds page 1; page 3 not yet
+    assert names(items) == ["b", "c", "d", "e"]
+    assert [call.request.url for call in mock.calls] == [
+        f"{SERVER}{CONFIGMAPS}?limit=2",
+        f"{SERVER}{CONFIGMAPS}?limit=2&continue=c1",
+        f"{SERVER}{CONFIGMAPS}?limit=2&continue=c2",
+    ]
+    assert all(call.request.headers["Accept"] == META_LIST for call in mock.calls)
+    assert client.stats.snapshot()["requests"] == {"list": {"200": 3}}
+
+
+def test_a_list_that_does_not_read_ahead_sends_the_next_request_only_when_its_page_is_reached(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["a", "b"], "c1"))
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["c"]))
+    items = client.list_items(CONFIGMAPS, metadata_only=True, limit=2)
+    assert names(iter([next(items), next(items)])) == ["a", "b"]
+    assert len(mock.calls) == 1
+    assert names(items) == ["c"]
+
+
+def test_a_list_of_whole_objects_never_reads_ahead(client: KubeClient, mock: responses.RequestsMock) -> None:
+    """Its pages are held as text until reached: one more in flight per list would grow the pass's memory."""
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["a", "b"], "c1"))
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["c"]))
+    items = client.list_items(CONFIGMAPS, limit=2, read_ahead=True)
+    assert names(iter([next(items), next(items)])) == ["a", "b"]
+    assert len(mock.calls) == 1
+    assert names(items) == ["c"]
+
+
+def test_an_error_of_a_page_sent_ahead_is_raised_where_the_caller_reaches_that_page(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["a", "b"], "c1"))
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=status(403, "Forbidden", "no list"), status=403)
+    items = client.list_items(CONFIGMAPS, metadata_only=True, limit=2, read_ahead=True)
+    assert names(iter([next(items), next(items)])) == ["a", "b"]  # page 1 whole, whatever page 2 met
+    with pytest.raises(Forbidden):
+        next(items)
+    assert list(items) == [] and len(mock.calls) == 2
+
+
+def test_an_expired_token_met_ahead_falls_back_to_one_full_list_as_without_read_ahead(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["a", "b"], "t1"))
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=status(410, "Expired", "expired"), status=410)
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["a", "b", "c"]))
+    items = client.list_items(CONFIGMAPS, metadata_only=True, limit=2, read_ahead=True)
+    assert names(items) == ["a", "b", "c"]
+    queries = [str(call.request.url).partition("?")[2] for call in mock.calls]
+    assert queries == ["limit=2", "limit=2&continue=t1", ""]
+    assert client.stats.snapshot()["retries"] == {"410": 1}
