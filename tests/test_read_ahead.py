@@ -8,9 +8,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import requests
 import responses
 
 from reconcile.errors import Forbidden
+from reconcile.kube import ahead
 from reconcile.kube.auth import Credentials
 from reconcile.kube.client import KubeClient
 from tests.test_kube_client import (  # noqa: F401 (fixtures)
@@ -109,3 +111,45 @@ def test_an_expired_token_met_ahead_falls_back_to_one_full_list_as_without_read_
     queries = [str(call.request.url).partition("?")[2] for call in mock.calls]
     assert queries == ["limit=2", "limit=2&continue=t1", ""]
     assert client.stats.snapshot()["retries"] == {"410": 1}
+
+
+def test_pages_larger_than_the_bound_are_requested_when_reached(
+    creds: Credentials,  # noqa: F811
+    mock: responses.RequestsMock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the pages sent ahead hold is bounded: a list whose pages are each over the bound reads page by
+    page (as a list of objects that carry managedFields may), with the same requests."""
+    monkeypatch.setattr(ahead, "AHEAD_BYTES", 100)
+    big = KubeClient(creds)
+    for body in (page(["a", "b"], "c1"), page(["c", "d"], "c2"), page(["e"])):
+        mock.add(responses.GET, SERVER + CONFIGMAPS, json=body)
+    with big:
+        items = big.list_items(CONFIGMAPS, metadata_only=True, limit=2, read_ahead=True)
+        assert names(iter([next(items), next(items)])) == ["a", "b"]
+        assert len(mock.calls) == 1  # page 1 (over 100 bytes) says its next one would exceed the bound
+        assert names(items) == ["c", "d", "e"]
+    assert len(mock.calls) == 3
+
+
+def test_the_bytes_a_page_sent_ahead_holds_count_until_it_is_reached_or_its_request_fails() -> None:
+    reader = ahead.ReadAhead(limit=1000)
+    response = requests.Response()
+    response._content = b"x" * 300
+    assert reader.send(lambda: response, 1200, lambda r: r) is None  # expected over the bound: declined
+    sent = reader.send(lambda: response, 600, lambda r: len(r.content))
+    assert sent is not None
+    reach = sent.result(timeout=5)
+    assert reader.held == 300  # counted at its real size once it arrived
+    assert reader.send(lambda: response, 800, lambda r: r) is None  # 300 + 800 > 1000
+    assert reach() == 300 and reader.held == 0
+
+    def refused() -> requests.Response:
+        raise Forbidden(403, "Forbidden", "no list")
+
+    failing = reader.send(refused, 700, lambda r: r)
+    assert failing is not None
+    with pytest.raises(Forbidden):
+        failing.result(timeout=5)
+    assert reader.held == 0
+    reader.close()

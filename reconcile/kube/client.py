@@ -35,7 +35,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import chain
@@ -55,6 +55,7 @@ from reconcile.errors import (
     UnreachableError,
     api_error_for,
 )
+from reconcile.kube.ahead import ReadAhead
 from reconcile.kube.auth import Credentials
 from reconcile.kube.pages import object_count, read_page
 from reconcile.kube.transport import (
@@ -78,9 +79,6 @@ DEFAULT_FIELD_MANAGER = "kube-rehash"
 # apart, before the pass ends with exit 4: a wrong address is said at once, a starting server waited for.
 FIRST_CONTACT_RETRIES = 1
 FIRST_CONTACT_RETRY_DELAY = 0.5
-# Lists reading ahead at once (a pass walks the workload kinds and the two source kinds in step): one thread
-# each, so that no list's next page waits behind another's.
-AHEAD_THREADS = 8
 # Asked before each request attempt with its verb (get, list, patch, create): raises to refuse it, or
 # returns the clock() time by which the attempt (and any retry) must be over.
 Gate = Callable[[str], float]
@@ -146,16 +144,17 @@ class ListPager(Iterator[dict[str, Any]]):
     is raised.
 
     With `send_ahead`, the request for the next page is sent as soon as a page gives its token, on another
-    thread, so the caller works on one page while the next one travels; that page is decoded here, when the
-    caller reaches it, and what its request raised is raised then, as if it had been sent then. Only for a
-    list its caller reads to the end: a caller that stops early leaves one request made for nothing.
+    thread (kube/ahead.py; it may decline, and the page is then requested when reached), so the caller works
+    on one page while the next one travels; that page is decoded here, when the caller reaches it, and what
+    its request raised is raised then, as if it had been sent then. Only for a list its caller reads to the
+    end: a caller that stops early leaves one request made for nothing.
     """
 
     def __init__(
         self,
         fetch: Callable[[str | None], dict[str, Any]],
         fetch_all: Callable[[], dict[str, Any]],
-        send_ahead: Callable[[str], Future[Callable[[], dict[str, Any]]]] | None = None,
+        send_ahead: Callable[[str], Future[Callable[[], dict[str, Any]]] | None] | None = None,
     ) -> None:
         self._fetch = fetch
         self._fetch_all = fetch_all
@@ -275,7 +274,7 @@ class KubeClient:
         self._session_lock = threading.Lock()
         self._retired: list[requests.Session] = []
         self._session = self._new_session()
-        self._ahead_pool: ThreadPoolExecutor | None = None
+        self._read_ahead = ReadAhead()
         self._answered = False
         """Whether the server has answered once (any status): until then a refused connection fails fast."""
 
@@ -291,9 +290,7 @@ class KubeClient:
 
     def close(self) -> None:
         with self._session_lock:
-            if self._ahead_pool is not None:  # a page sent ahead of a list given up on is not awaited
-                self._ahead_pool.shutdown(wait=False, cancel_futures=True)
-                self._ahead_pool = None
+            self._read_ahead.close()
             for session in [*self._retired, self._session]:
                 session.close()
             self._retired.clear()
@@ -341,31 +338,31 @@ class KubeClient:
 
         decode = (_decode_metadata_page if metadata_only else _decode_page) if lazy else _decode
 
+        last_size = [0]  # the bytes of the list's last page: what its next one is expected to hold
+
         def fetch(token: str | None) -> dict[str, Any]:
             params = {**paged, "continue": token} if token else paged
-            return self._call("list", "GET", path, params=params, accept=accept, decode=decode)
+            if not read_ahead:
+                return self._call("list", "GET", path, params=params, accept=accept, decode=decode)
+            response = self._respond("list", "GET", path, params=params, accept=accept)
+            last_size[0] = len(response.content)
+            return decode(response, "GET", path)
 
         def fetch_all() -> dict[str, Any]:
             self.stats.record_retry("410")  # counted like the retried statuses
             return self._call("list", "GET", path, params=selectors, accept=accept, decode=decode)
 
-        def send_ahead(token: str) -> Future[Callable[[], dict[str, Any]]]:
-            def send() -> Callable[[], dict[str, Any]]:
-                response = self._respond(
-                    "list", "GET", path, params={**paged, "continue": token}, accept=accept
-                )
-                return lambda: decode(response, "GET", path)
+        def send_ahead(token: str) -> Future[Callable[[], dict[str, Any]]] | None:
+            def request() -> requests.Response:
+                return self._respond("list", "GET", path, params={**paged, "continue": token}, accept=accept)
 
-            return self._ahead().submit(send)
+            def reach(response: requests.Response) -> dict[str, Any]:
+                last_size[0] = len(response.content)
+                return decode(response, "GET", path)
+
+            return self._read_ahead.send(request, last_size[0], reach)
 
         return ListPager(fetch, fetch_all, send_ahead if read_ahead else None)
-
-    def _ahead(self) -> ThreadPoolExecutor:
-        """The threads that send lists' next pages ahead (one request in flight per list reading ahead)."""
-        with self._session_lock:
-            if self._ahead_pool is None:
-                self._ahead_pool = ThreadPoolExecutor(AHEAD_THREADS, thread_name_prefix="rehash-ahead")
-            return self._ahead_pool
 
     def list_at(
         self, path: str, *, resource_version: str, label_selector: str | None = None
