@@ -342,23 +342,19 @@ class KubeClient:
 
         def fetch(token: str | None) -> dict[str, Any]:
             params = {**paged, "continue": token} if token else paged
-            if not read_ahead:
-                return self._call("list", "GET", path, params=params, accept=accept, decode=decode)
-            response = self._respond("list", "GET", path, params=params, accept=accept)
-            last_size[0] = len(response.content)
-            return decode(response, "GET", path)
+            return reach(self._respond("list", "GET", path, params=params, accept=accept))
 
         def fetch_all() -> dict[str, Any]:
             self.stats.record_retry("410")  # counted like the retried statuses
-            return self._call("list", "GET", path, params=selectors, accept=accept, decode=decode)
+            return decode(self._respond("list", "GET", path, params=selectors, accept=accept), "GET", path)
+
+        def reach(response: requests.Response) -> dict[str, Any]:
+            last_size[0] = len(response.content)
+            return decode(response, "GET", path)
 
         def send_ahead(token: str) -> Future[Callable[[], dict[str, Any]]] | None:
             def request() -> requests.Response:
                 return self._respond("list", "GET", path, params={**paged, "continue": token}, accept=accept)
-
-            def reach(response: requests.Response) -> dict[str, Any]:
-                last_size[0] = len(response.content)
-                return decode(response, "GET", path)
 
             return self._read_ahead.send(request, last_size[0], reach)
 
@@ -454,30 +450,9 @@ class KubeClient:
             self._retired.append(self._session)
             self._session = fresh
 
-    def _call(
-        self,
-        verb: str,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        body: Any = None,
-        content_type: str | None = None,
-        accept: str = JSON,
-        decode: Callable[[requests.Response, str, str], dict[str, Any]] | None = None,
-        retried: frozenset[int] = RETRIED_STATUS,
-    ) -> dict[str, Any]:
-        response = self._respond(
-            verb,
-            method,
-            path,
-            params=params,
-            body=body,
-            content_type=content_type,
-            accept=accept,
-            retried=retried,
-        )
-        return (decode or _decode)(response, method, path)
+    def _call(self, verb: str, method: str, path: str, **request: Any) -> dict[str, Any]:
+        """The request's decoded JSON object (`_respond` takes the keyword arguments)."""
+        return _decode(self._respond(verb, method, path, **request), method, path)
 
     def _respond(
         self,

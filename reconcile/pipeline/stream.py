@@ -70,8 +70,7 @@ class NamespaceStream:
             else:
                 _namespace, start, end = self._runs[self._run]
                 taken += self._page[start:end]
-            self._head = False
-            self._run += 1
+            self._pass_head()
         return taken
 
     @property
@@ -87,8 +86,11 @@ class NamespaceStream:
         """Read the rest of the list, only to learn whether it was in key order: the walk is over. On a
         sorted list this is usually the page already read; what the list raises is raised here."""
         while self._peek():
-            self._head = False
-            self._run += 1
+            self._pass_head()
+
+    def _pass_head(self) -> None:
+        self._head = False
+        self._run += 1
 
     def _peek(self) -> bool:
         """Whether there is a head stretch (the next page read if need be); a new namespace's order is
@@ -121,14 +123,15 @@ class NamespaceStream:
 def runs_of(page: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
     """The stretches of one namespace in a page, in order: (namespace, start, end)."""
     runs: list[tuple[str, int, int]] = []
-    current, start = "", 0
+    current: str | None = None
+    start = 0
     for index, item in enumerate(page):
         namespace = namespace_of(item)
-        if namespace != current or not index:
-            if index:
+        if namespace != current:
+            if current is not None:
                 runs.append((current, start, index))
             current, start = namespace, index
-    if page:
+    if current is not None:
         runs.append((current, start, len(page)))
     return runs
 
