@@ -145,3 +145,8 @@ class Stopped(PassCut):
     """The pass was asked to stop (SIGTERM): in-flight requests finish, no new one starts."""
 
     stops_pass = True
+
+
+class ListOverCap(RehashError):
+    """A list started without knowing its collection's size showed more objects than the read strategy
+    allows it (`policy.reads.cluster_list_cap`): not a failure, the reader goes on by other requests."""

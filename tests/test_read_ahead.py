@@ -153,3 +153,65 @@ def test_the_bytes_a_page_sent_ahead_holds_count_until_it_is_reached_or_its_requ
         failing.result(timeout=5)
     assert reader.held == 0
     reader.close()
+
+
+def test_a_list_read_for_its_size_sends_no_page_ahead_until_the_caller_goes_on(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    first = page(["a", "b"], "c1")
+    first["metadata"]["remainingItemCount"] = 1
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=first)
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["c"]))
+    items = client.list_items(CONFIGMAPS, metadata_only=True, limit=2, read_ahead=True)
+    assert items.size() == 3 and items.size() == 3  # read once
+    time.sleep(0.1)
+    assert len(mock.calls) == 1  # the caller may still drop the list: nothing sent for it
+    items.go_on()
+    wait_for_calls(mock, 2)
+    assert len(mock.calls) == 2  # page 2 sent ahead before the caller reaches it
+    assert names(items) == ["a", "b", "c"]
+    assert [call.request.url for call in mock.calls] == [
+        f"{SERVER}{CONFIGMAPS}?limit=2",
+        f"{SERVER}{CONFIGMAPS}?limit=2&continue=c1",
+    ]
+
+
+def test_a_list_dropped_after_its_size_costs_its_first_page_only(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["a", "b"], "c1"))
+    items = client.list_items(CONFIGMAPS, metadata_only=True, limit=2, read_ahead=True)
+    assert items.size() is None  # a continue token and no remainingItemCount: the server did not say
+    items.close()
+    assert list(items) == [] and len(mock.calls) == 1
+
+
+def test_a_page_sent_ahead_of_a_list_given_up_stops_counting_against_the_bound(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    for body in (page(["a", "b"], "c1"), page(["c", "d"], "c2")):
+        mock.add(responses.GET, SERVER + CONFIGMAPS, json=body)
+    items = client.list_items(CONFIGMAPS, metadata_only=True, limit=2, read_ahead=True)
+    assert names(iter([next(items)])) == ["a"]
+    wait_for_calls(mock, 2)
+    items.close()
+    deadline = time.monotonic() + 5
+    while client._read_ahead.held and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert client._read_ahead.held == 0  # else every later list would read ahead less
+    assert len(mock.calls) == 2
+
+
+def test_a_page_sent_ahead_is_reached_or_discarded_once() -> None:
+    reader = ahead.ReadAhead(limit=1000)
+    response = requests.Response()
+    response._content = b"x" * 300
+    sent = reader.send(lambda: response, 300, lambda r: len(r.content))
+    assert sent is not None
+    arrived = sent.result(timeout=5)
+    arrived.discard()
+    arrived.discard()
+    assert reader.held == 0
+    with pytest.raises(RuntimeError):
+        arrived()
+    reader.close()

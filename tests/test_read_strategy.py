@@ -12,9 +12,11 @@ from reconcile.policy.reads import (
     choose_cluster_sources,
     choose_kind_in_full,
     choose_kind_whole_midway,
+    cluster_list_cap,
     estimate_reads,
     keep_listing,
     list_limit,
+    probes_cluster_size,
     request_seconds,
     requests_to_read,
 )
@@ -70,8 +72,18 @@ def test_cluster_wide_source_lists() -> None:
     assert (
         choose_cluster_sources(100, 1601, costs=COSTS).way is GET
     )  # sparse: stays flat in unrelated objects
-    assert choose_cluster_sources(100, None, costs=COSTS).way is GET
     assert choose_cluster_sources(0, 10, costs=COSTS).way is GET
+
+
+def test_a_cluster_wide_list_of_unknown_size_is_read_up_to_its_cap_for_more_than_a_few_wanted() -> None:
+    assert choose_cluster_sources(41, None, costs=COSTS).way is LIST
+    assert cluster_list_cap(41) == 16 * 41
+    assert choose_cluster_sources(40, None, costs=COSTS).way is GET
+
+
+def test_only_a_few_wanted_sources_are_worth_a_size_probe_before_a_cluster_wide_list() -> None:
+    assert probes_cluster_size(40)
+    assert not probes_cluster_size(41)  # the list's first page tells the size, or the list is capped
 
 
 def test_a_kind_is_listed_in_full_once_when_most_of_many_need_their_spec() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import requests
 
@@ -49,11 +49,12 @@ class ReadAhead:
         request: Callable[[], requests.Response],
         expected: int,
         reach: Callable[[requests.Response], T],
-    ) -> Future[Callable[[], T]] | None:
+    ) -> Future[Arrived[T]] | None:
         """`request` on a read-ahead thread, if the pages sent ahead, with this one counted at `expected`
         bytes (its list's page before), stay within the bound; None when they would not: the caller sends
         the request itself once it reaches the page. The future's result gives `reach(response)` when called
-        (the page reached: its bytes no longer count); what `request` raised, the future raises."""
+        (the page reached: its bytes no longer count); what `request` raised, the future raises. A page that
+        will not be reached is let go with `give_up`."""
         with self._lock:
             if self._held + expected > self._limit:
                 return None
@@ -62,7 +63,7 @@ class ReadAhead:
                 self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="rehash-ahead")
             pool = self._pool
 
-        def run() -> Callable[[], T]:
+        def run() -> Arrived[T]:
             try:
                 response = request()
             except BaseException:
@@ -70,12 +71,7 @@ class ReadAhead:
                 raise
             size = len(response.content)
             self._count(size - expected)
-
-            def reached() -> T:
-                self._count(-size)
-                return reach(response)
-
-            return reached
+            return Arrived(self, response, size, reach)
 
         return pool.submit(run)
 
@@ -89,3 +85,45 @@ class ReadAhead:
     def _count(self, delta: int) -> None:
         with self._lock:
             self._held += delta
+
+
+class Arrived(Generic[T]):
+    """A page sent ahead that has arrived: called, it is reached (decoded by `reach`); `discard` lets it go
+    unread. Either way its bytes stop counting against the bound, once."""
+
+    def __init__(
+        self,
+        ahead: ReadAhead,
+        response: requests.Response,
+        size: int,
+        reach: Callable[[requests.Response], T],
+    ) -> None:
+        self._ahead = ahead
+        self._response: requests.Response | None = response
+        self._size = size
+        self._reach = reach
+
+    def __call__(self) -> T:
+        response = self._let_go()
+        if response is None:
+            raise RuntimeError("a page sent ahead was reached after it was let go")
+        return self._reach(response)
+
+    def discard(self) -> None:
+        self._let_go()
+
+    def _let_go(self) -> requests.Response | None:
+        response, self._response = self._response, None
+        if response is not None:
+            self._ahead._count(-self._size)
+        return response
+
+
+def give_up(pending: Future[Arrived[T]]) -> None:
+    """A page sent ahead of a list given up on: its bytes stop counting when it arrives (now, if it has)."""
+    pending.add_done_callback(_discard)
+
+
+def _discard(done: Future[Arrived[T]]) -> None:
+    if not done.cancelled() and done.exception() is None:
+        done.result().discard()

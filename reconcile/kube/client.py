@@ -55,7 +55,7 @@ from reconcile.errors import (
     UnreachableError,
     api_error_for,
 )
-from reconcile.kube.ahead import ReadAhead
+from reconcile.kube.ahead import Arrived, ReadAhead, give_up
 from reconcile.kube.auth import Credentials
 from reconcile.kube.pages import object_count, read_page
 from reconcile.kube.transport import (
@@ -154,15 +154,17 @@ class ListPager(Iterator[dict[str, Any]]):
         self,
         fetch: Callable[[str | None], dict[str, Any]],
         fetch_all: Callable[[], dict[str, Any]],
-        send_ahead: Callable[[str], Future[Callable[[], dict[str, Any]]] | None] | None = None,
+        send_ahead: Callable[[str], Future[Arrived[dict[str, Any]]] | None] | None = None,
     ) -> None:
         self._fetch = fetch
         self._fetch_all = fetch_all
         self._send_ahead = send_ahead
-        self._pending: Future[Callable[[], dict[str, Any]]] | None = None
+        self._pending: Future[Arrived[dict[str, Any]]] | None = None
         self._token: str | None = None
         self._done = False
         self.fell_back = False
+        self.held = False
+        """No page is sent ahead while held (`release`): the caller is still deciding whether to go on."""
 
     def __iter__(self) -> ListPager:
         return self
@@ -188,9 +190,25 @@ class ListPager(Iterator[dict[str, Any]]):
         token = metadata.get("continue") if isinstance(metadata, dict) else None
         self._token = str(token) if token else None
         self._done = self._token is None
-        if self._send_ahead is not None and self._token is not None:
-            self._pending = self._send_ahead(self._token)
+        if not self.held:
+            self._ahead()
         return page
+
+    def close(self) -> None:
+        """Give the list up: no page more is read, and a page sent ahead is let go when it arrives."""
+        self._done = True
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            give_up(pending)
+
+    def release(self) -> None:
+        """End `held`: the next page is sent ahead now, if there is one."""
+        self.held = False
+        self._ahead()
+
+    def _ahead(self) -> None:
+        if self._send_ahead is not None and self._token is not None and self._pending is None:
+            self._pending = self._send_ahead(self._token)
 
 
 class ListedItems(Iterator[dict[str, Any]]):
@@ -207,14 +225,37 @@ class ListedItems(Iterator[dict[str, Any]]):
         self.total: int | None = None
         self.read = False
         """The first page was read."""
-        self._chunks = self._walk(pager)
-        self._items = chain.from_iterable(self._chunks)
+        self._pager = pager
+        self._chunks: Iterator[list[dict[str, Any]]] = self._walk(pager)
+        self._items: Iterator[dict[str, Any]] = chain.from_iterable(self._chunks)
 
     def __iter__(self) -> ListedItems:
         return self
 
     def __next__(self) -> dict[str, Any]:
         return next(self._items)
+
+    def size(self) -> int | None:
+        """Read the first page now, sending none ahead of it, and give `total` (None: the server did not
+        say): for a caller that decides from the list's size whether it is worth reading on (`go_on`) or
+        dropping, which then costs that one page. Before iterating."""
+        if not self.read:
+            self._pager.held = True
+            first = next(self._chunks, None)
+            if first is not None:
+                self._chunks = chain([first], self._chunks)
+                self._items = chain.from_iterable(self._chunks)
+        return self.total
+
+    def close(self) -> None:
+        """Give the list up: it yields nothing more, not even a page already read (`ListPager.close`)."""
+        self._pager.close()
+        self._chunks = iter(())
+        self._items = iter(())
+
+    def go_on(self) -> None:
+        """After `size`: the list is read on, its next page sent ahead now where it reads ahead."""
+        self._pager.release()
 
     def chunks(self) -> Iterator[list[dict[str, Any]]]:
         """The same items, a decoded page at a time (an object at a time where a page's items are decoded
@@ -352,7 +393,7 @@ class KubeClient:
             last_size[0] = len(response.content)
             return decode(response, "GET", path)
 
-        def send_ahead(token: str) -> Future[Callable[[], dict[str, Any]]] | None:
+        def send_ahead(token: str) -> Future[Arrived[dict[str, Any]]] | None:
             def request() -> requests.Response:
                 return self._respond("list", "GET", path, params={**paged, "continue": token}, accept=accept)
 

@@ -1,4 +1,5 @@
-"""A namespace's list of a source kind whose size is not known: its first page is the probe.
+"""Lists of a source kind whose size is not known: a namespace's first page is the probe, and a
+cluster-wide list stops at its cap.
 
 Where a pass does not know how many objects a collection holds, the read strategy used to ask first with a
 `limit=1` list, then list or read by name: two requests where one would do for the common namespace that
@@ -8,6 +9,10 @@ without a continue token was the whole list, and one with a token says, by its `
 whether the rest is still worth listing (`keep_listing`). Stopped early, the list has wasted no more than
 a list the bound allows; the wanted objects it did not show are then read by name, so a pass never takes
 an incomplete list for a whole one (`BoundedList.whole`).
+
+A cluster-wide list with a field selector (Secrets without Helm releases) is not told its size by its
+first page either; it is read while it has shown no more than `cluster_list_cap` objects (`CappedList`),
+and past that the walk reads the kind namespace by namespace, as after a failed list.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from reconcile.kube.client import KubeClient
+from reconcile.errors import ListOverCap
+from reconcile.kube.client import KubeClient, ListedItems
 from reconcile.policy.reads import Costs, Read, keep_listing, list_limit
 
 
@@ -66,3 +72,26 @@ class BoundedList:
             self.total = None if more is None else listed + more
             if not keep_listing(self._read, self._wanted, listed=listed, remaining=more, costs=self._costs):
                 return
+
+
+class CappedList:
+    """A cluster-wide list read only while it has shown at most `cap` objects: the page that passes the cap
+    raises `ListOverCap` where it is reached (`NamespaceStream` and the cluster survey take it like a failed
+    list, and read the kind namespace by namespace from there). Iterate it, or its `chunks`, once."""
+
+    def __init__(self, items: ListedItems, cap: int) -> None:
+        self._items = items
+        self._cap = cap
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for chunk in self.chunks():
+            yield from chunk
+
+    def chunks(self) -> Iterator[list[dict[str, Any]]]:
+        listed = 0
+        for chunk in self._items.chunks():
+            listed += len(chunk)
+            if listed > self._cap:
+                self._items.close()
+                raise ListOverCap(f"the list passed {self._cap} objects, the most it may move for these")
+            yield chunk

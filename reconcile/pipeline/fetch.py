@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Executor
 from itertools import groupby
 from typing import Any, NamedTuple, TypeVar
 
-from reconcile.errors import Forbidden, NotFound, PassCut, RehashError
-from reconcile.kube.client import KubeClient, namespace_exclusions
+from reconcile.errors import Forbidden, ListOverCap, NotFound, PassCut, RehashError
+from reconcile.kube.client import KubeClient, ListedItems, namespace_exclusions
 from reconcile.kube.pages import object_count
 from reconcile.model.freshness import content_changed_at
 from reconcile.model.hashing import source_token
@@ -36,9 +36,17 @@ from reconcile.model.sources import (
     flag_keys,
     read_meta,
 )
-from reconcile.pipeline.bounded_list import BoundedList
+from reconcile.pipeline.bounded_list import BoundedList, CappedList
 from reconcile.pipeline.stream import NamespaceStream, namespace_of, take_each
-from reconcile.policy.reads import Costs, FetchMode, Read, choose, choose_cluster_sources
+from reconcile.policy.reads import (
+    Costs,
+    FetchMode,
+    Read,
+    choose,
+    choose_cluster_sources,
+    cluster_list_cap,
+    probes_cluster_size,
+)
 
 RESOURCES: dict[str, Resource] = {"configmap": CONFIGMAPS, "secret": SECRETS}
 
@@ -188,20 +196,33 @@ class SourceReader:
 
     def _cluster_items(
         self, kind: str, wanted: int, exclude: Collection[str]
-    ) -> Iterator[dict[str, Any]] | None:
-        """The cluster-wide metadata list of a kind, if the read strategy chooses it for `wanted` sources
-        (one `limit=1` probe tells how many objects it holds)."""
+    ) -> Iterable[dict[str, Any]] | None:
+        """The cluster-wide metadata list of a kind, if the read strategy chooses it for `wanted` sources.
+        Its first page tells how many objects it holds, where the server says; where it does not (a field
+        selector), it is read only up to its cap (`CappedList`). For a few wanted sources a `limit=1` probe
+        asks the size before the list (`probes_cluster_size`)."""
         path = RESOURCES[kind].collection_path(None)
-        total = self._size(path)
+        terms = [f for f in (RESOURCES[kind].list_filter,) if f]
+        terms += namespace_exclusions(exclude)
+
+        def open_list() -> ListedItems:
+            selector = ",".join(terms) or None
+            return self.client.list_items(path, field_selector=selector, metadata_only=True, read_ahead=True)
+
+        items = None
+        if probes_cluster_size(wanted):
+            total = self._size(path)
+        else:
+            items = open_list()
+            total = items.size()
         choice = choose_cluster_sources(wanted, total, costs=costs_of(self.client))
         log.info("%ss cluster-wide: %s (%s)", kind, choice.way, choice.why)
         if not choice.lists:
             return None
-        terms = [f for f in (RESOURCES[kind].list_filter,) if f]
-        terms += namespace_exclusions(exclude)
-        return self.client.list_items(
-            path, field_selector=",".join(terms) or None, metadata_only=True, read_ahead=True
-        )
+        if items is None:
+            return open_list()
+        items.go_on()
+        return items if total is not None else CappedList(items, cluster_list_cap(wanted))
 
     def _keep_wanted(self, kind: str, items: Iterable[dict[str, Any]]) -> dict[str, dict[str, SourceMeta]]:
         """Of these listed objects, the metadata of those the pass wants, by namespace and name; every
@@ -546,7 +567,9 @@ def costs_of(client: KubeClient) -> Costs:
 
 
 def _cluster_list_failed(kind: str, exc: RehashError) -> None:
-    if isinstance(exc, Forbidden):
+    if isinstance(exc, ListOverCap):
+        log.info("%ss cluster-wide: %s; reading the rest namespace by namespace", kind, exc)
+    elif isinstance(exc, Forbidden):
         log.warning(
             "may not list %ss cluster-wide (%s); reading them namespace by namespace "
             "(fetch: get skips this attempt)",

@@ -16,7 +16,7 @@ recovers what it passed by (pipeline/streamed.py) instead of dropping it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from reconcile.errors import PassCut, RehashError
@@ -37,7 +37,7 @@ class NamespaceStream:
     time, so the per-object work is one look at each object's namespace (every object of a steady pass
     passes here). Any other iterator is walked an object at a time."""
 
-    def __init__(self, items: Iterator[dict[str, Any]]) -> None:
+    def __init__(self, items: Iterable[dict[str, Any]]) -> None:
         chunks = getattr(items, "chunks", None)
         self._chunks: Iterator[list[dict[str, Any]]] = (
             chunks() if callable(chunks) else ([item] for item in items)

@@ -82,7 +82,11 @@ BOUNDS = {
     Read.WORKLOADS: Bound(more_than=1, ratio=4),
 }
 # Cluster-wide metadata list of a source kind in a whole-cluster pass: no minimum (one request per page
-# serves every namespace), the same ratio as a namespace's metadata list.
+# serves every namespace), the same ratio as a namespace's metadata list. Its first page tells the size
+# where the server says (no selector: ConfigMaps); a list with a field selector (Secrets, Helm releases
+# left out) is not told it, and stops once it has shown `ratio` objects per wanted one. Only for at most
+# `blind_more_than` wanted sources, which a list of unknown size would not serve, does a `limit=1` probe
+# learn the size first: for more, a probe was 2 requests of every steady pass over the list floor's.
 CLUSTER_SOURCES = Bound(more_than=0, ratio=16)
 # A workload kind most of whose opted-in workloads need their whole object (first sight, a mass re-apply)
 # is listed in full once, paged, instead of per namespace or by name, when more than this many need it.
@@ -138,10 +142,21 @@ def keep_listing(read: Read, wanted: int, *, listed: int, remaining: int | None,
 
 def choose_cluster_sources(wanted: int, total: int | None, *, costs: Costs) -> Choice:
     """Whether a whole-cluster pass learns the identities of `wanted` referenced sources of a kind from one
-    cluster-wide metadata list (of `total` objects) instead of per namespace."""
-    if total is None:
-        return Choice(Way.GET, "the cluster's size of the kind is unknown")
+    cluster-wide metadata list (of `total` objects, None: not told) instead of per namespace."""
     return weigh(CLUSTER_SOURCES, wanted, total, costs.page)
+
+
+def probes_cluster_size(wanted: int) -> bool:
+    """Whether the size of a source kind's cluster-wide collection is asked with a `limit=1` list before
+    the list itself: only for so few `wanted` sources that a list of unknown size would not serve them, so a
+    page is not spent to learn it. For more, the list's own first page tells it."""
+    return wanted <= CLUSTER_SOURCES.blind_more_than
+
+
+def cluster_list_cap(wanted: int) -> int:
+    """The objects a cluster-wide source list of unknown size may show for `wanted` sources before it is
+    dropped for reads namespace by namespace."""
+    return CLUSTER_SOURCES.ratio * wanted
 
 
 def weigh(bound: Bound, wanted: int, total: int | None, page: int) -> Choice:

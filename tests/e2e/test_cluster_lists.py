@@ -123,3 +123,60 @@ def test_a_refused_cluster_list_falls_back_to_reads_by_name(cluster: Backend) ->
     assert sorted(e.path for e in refused) == sorted(CLUSTER_PATHS.values())  # one probe each, no retry
     assert len(source_gets(cluster)) == 4
     assert "may not list secrets cluster-wide" in result.stderr and "fetch: get" in result.stderr
+
+
+MANY = CLUSTER_SOURCES.blind_more_than + 1
+"""More wanted sources of a kind than a `limit=1` size probe is worth: the list's first page tells."""
+
+
+SPREAD = ("b", "c", "d")
+
+
+def seeded_many(cluster: Backend) -> None:
+    """MANY workloads, each reading a ConfigMap and a Secret of its own, then one adopting pass."""
+    for i in range(MANY):
+        ns = SPREAD[i % len(SPREAD)]
+        refs = [{"configMapRef": {"name": f"cm-{i}"}}, {"secretRef": {"name": f"s-{i}"}}]
+        spec = {"containers": [{"name": "app", "image": "app:1", "envFrom": refs}]}
+        cluster.add(
+            configmap(f"cm-{i}", {"k": "v"}, ns=ns),
+            secret(f"s-{i}", {"k": "v"}, ns=ns),
+            deployment(f"w-{i}", spec, ns=ns),
+        )
+    assert set(cluster.run().actions().values()) == {"adopt"}
+    cluster.clear_log()
+
+
+def test_many_wanted_sources_are_listed_cluster_wide_with_no_size_probe_before(cluster: Backend) -> None:
+    seeded_many(cluster)
+    result = cluster.run("-v")
+    assert set(result.actions().values()) == {"in-sync"} and result.code == 0
+    for kind, path in CLUSTER_PATHS.items():
+        [listed] = requests_to(cluster, path)  # the list alone: its first page tells the size
+        assert listed.query["limit"] == "500" and "as=PartialObjectMetadataList" in listed.accept
+        assert listed.query.get("fieldSelector") == (SECRETS.list_filter if kind == "secret" else None)
+    assert source_gets(cluster) == [] and cluster.writes() == []
+    for kind in CLUSTER_PATHS:  # one page and no continue token: the whole list, whatever its selector
+        assert f"{kind}s cluster-wide: list ({MANY} wanted of {MANY}: one list of 1 page(s))" in result.stderr
+
+
+def test_a_list_of_unknown_size_past_its_cap_leaves_the_rest_to_namespace_reads(cluster: Backend) -> None:
+    """The Secrets list (a field selector: no size told) passes 16 objects per wanted one in its second
+    page: it is dropped there, and the namespaces the walk had not finished are read by namespace, so a
+    change behind the cut is still found."""
+    seeded_many(cluster)
+    unrelated = CLUSTER_LIST_RATIO * MANY + 50 - MANY  # in "a", before every workload's namespace
+    cluster.add(*(secret(f"other-{i:04}", {"k": "v"}, ns="a") for i in range(unrelated)))
+    last = SPREAD[(MANY - 1) % len(SPREAD)]
+    cluster.edit("secrets", last, f"s-{MANY - 1}", {"stringData": {"k": "changed"}})
+    cluster.clear_log()
+    result = cluster.run("-v")
+    assert result.code == 0, result.stderr
+    actions = result.actions()
+    assert actions.pop(f"Deployment/{last}/w-{MANY - 1}") == "rollout"
+    assert set(actions.values()) == {"in-sync"}
+    listed = requests_to(cluster, CLUSTER_PATHS["secret"])
+    assert [e.query.get("continue") is None for e in listed] == [True, False]  # page 3 never asked
+    assert f"secrets cluster-wide: list ({MANY} wanted of a collection of unknown size" in result.stderr
+    assert f"the list passed {CLUSTER_LIST_RATIO * MANY} objects" in result.stderr
+    assert "reading the rest namespace by namespace" in result.stderr
