@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reconcile.output.report import Report, Row
 from reconcile.output.rows import BLOCK, Rows, pack_row, unpack_row
@@ -62,3 +65,40 @@ def test_packed_rows_take_a_fraction_of_the_objects_memory() -> None:
     rows = Rows(row(i) for i in range(20 * BLOCK))
     packed = sum(sys.getsizeof(b) for b in rows._blocks)
     assert packed / len(rows) < 100  # bytes per row; as objects a row is about 500
+
+
+ROW_SHAPES = st.tuples(
+    st.sampled_from(["in-sync", "rollout", "failed", "deferred", "notify"]),
+    st.sampled_from([None, *Deferral]),
+    st.sampled_from([None, "complete", "stalled"]),
+    st.booleans(),
+    st.integers(min_value=0, max_value=50),
+)
+
+
+@given(st.lists(ROW_SHAPES, max_size=2 * BLOCK + 30))
+@settings(max_examples=40, deadline=None)
+def test_the_counts_noted_as_rows_are_appended_are_those_of_the_rows_read_back(shapes: list[Any]) -> None:
+    written = [
+        row(i, action=a, deferral=d, rollout_status=s, **({"name": "*"} if scope else {}))
+        if i % 2
+        else row(i, namespace=f"team-{n:02d}", action=a, deferral=d, rollout_status=s)
+        for i, (a, d, s, scope, n) in enumerate(shapes)
+    ]
+    report = Report(rows=Rows(written))
+    summary = report.summary()
+    assert summary["workloads"] == len(written)
+    assert summary["stalled"] == sum(r.stalled for r in written)
+    for action in ("in-sync", "rollout", "failed", "deferred", "notify"):
+        assert summary[action] == sum(r.action == action for r in written)
+    assert report.failed == any(r.action == "failed" for r in written)
+    assert report.stalled == any(r.stalled for r in written)
+    assert report.pending_rollouts == any(r.action == "rollout" for r in written)
+    assert report.budget_deferred == sum(r.by_budget for r in written)
+    assert report.decided == sum(r.deferral not in (Deferral.BUDGET, Deferral.STOPPED) for r in written)
+    assert report.deferred_by_reason() == {d: sum(r.deferral is d for r in written) for d in Deferral}
+    keys = [(r.namespace, r.kind, r.name) for r in written]
+    assert report.rows.in_order == (keys == sorted(keys))
+    assert [(r.namespace, r.kind, r.name) for r in report.sorted_rows()] == sorted(keys)
+    scopes = sum(r.is_scope for r in written)
+    assert report.summary_line().startswith(f"{len(written) - scopes} workload")

@@ -12,14 +12,14 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as quote_json  # json.dumps's own C quoting
 from typing import Any, TextIO
 
 from reconcile.model.bookkeeping import STALLED
 from reconcile.output.row import Row
-from reconcile.output.rows import Rows
+from reconcile.output.rows import RowClass, Rows, sort_key
 from reconcile.policy.decision import Action, Deferral
 
 __all__ = ["Report", "Row", "Rows", "with_status"]
@@ -56,28 +56,32 @@ class Report:
 
     @property
     def budget_deferred(self) -> int:
-        return sum(1 for r in self.rows if r.by_budget)
+        return self._count(lambda c: c.deferral is Deferral.BUDGET)
 
     @property
     def decided(self) -> int:
         """Rows the pass got to the end of (not deferred for want of time or a stop)."""
-        return sum(1 for r in self.rows if r.deferral not in (Deferral.BUDGET, Deferral.STOPPED))
+        return self._count(lambda c: c.deferral not in (Deferral.BUDGET, Deferral.STOPPED))
 
     def deferred_by_reason(self) -> dict[Deferral, int]:
         """Deferred rows counted by why, every reason present (0 when none)."""
         counts = dict.fromkeys(Deferral, 0)
-        for row in self.rows:
-            if row.deferral is not None:
-                counts[row.deferral] += 1
+        for row_class, count in self.rows.classes.items():
+            if row_class.deferral is not None:
+                counts[row_class.deferral] += count
         return counts
+
+    def _count(self, which: Callable[[RowClass], bool]) -> int:
+        """The rows of the classes `which` picks (counted as they were appended: no row is unpacked)."""
+        return sum(count for row_class, count in self.rows.classes.items() if which(row_class))
 
     def sorted_rows(self) -> Iterator[Row]:
         """The rows by namespace, kind and name, each unpacked as it is written, so the rows are never all
         unpacked at once. A pass appends them in that order but for its scope rows and a rotated start:
         rows already in order are read as they are, others through a sorted index of their keys."""
-        if _in_order(self.rows):
+        if self.rows.in_order:
             return iter(self.rows)
-        keys = sorted((_sort_key(r), i) for i, r in enumerate(self.rows))
+        keys = sorted((sort_key(r), i) for i, r in enumerate(self.rows))
         return (self.rows[i] for _, i in keys)
 
     def summary(self) -> dict[str, int]:
@@ -87,23 +91,23 @@ class Report:
         counts = {"workloads": len(self.rows)}
         counts.update(dict.fromkeys(ACTION_ORDER, 0))
         stalled = 0
-        for row in self.rows:  # one read of the packed rows for both counts
-            counts[row.action] += 1
-            stalled += row.stalled
+        for row_class, count in self.rows.classes.items():
+            counts[row_class.action] += count
+            stalled += count if row_class.stalled else 0
         counts[STALLED] = stalled
         return counts
 
     @property
     def failed(self) -> bool:
-        return any(r.action == Action.FAILED.value for r in self.rows)
+        return self._count(lambda c: c.action == Action.FAILED.value) > 0
 
     @property
     def stalled(self) -> bool:
-        return any(r.stalled for r in self.rows)
+        return self._count(lambda c: c.stalled) > 0
 
     @property
     def pending_rollouts(self) -> bool:
-        return any(r.action == Action.ROLLOUT.value for r in self.rows)
+        return self._count(lambda c: c.action == Action.ROLLOUT.value) > 0
 
     def to_json(self) -> dict[str, Any]:
         return {**self.head_json(), "workloads": [r.to_json() for r in self.sorted_rows()]}
@@ -167,7 +171,10 @@ class Report:
         """E.g. `3 workloads: 2 rollout, 1 in-sync; 1 scope failed in 0.42s`: workloads and scopes (a kind
         or namespace not listed, the rows named `*`) counted apart, though the JSON summary counts both."""
         counts = self.summary()
-        scopes = Counter(r.action for r in self.rows if r.is_scope)
+        scopes: Counter[str] = Counter()
+        for row_class, count in self.rows.classes.items():
+            if row_class.scope:
+                scopes[row_class.action] += count
         workloads = counts["workloads"] - sum(scopes.values())
         parts = [f"{counts[a] - scopes[a]} {a}" for a in ACTION_ORDER if counts[a] - scopes[a]]
         stalled = f" ({plural(counts[STALLED], 'rollout')} stalled)" if counts[STALLED] else ""
@@ -221,20 +228,6 @@ def scalar_json(value: object) -> str:
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def _sort_key(row: Row) -> tuple[str, str, str]:
-    return row.namespace, row.kind, row.name
-
-
-def _in_order(rows: Iterable[Row]) -> bool:
-    previous: tuple[str, str, str] | None = None
-    for row in rows:
-        key = _sort_key(row)
-        if previous is not None and key < previous:
-            return False
-        previous = key
-    return True
 
 
 def with_status(row: Row) -> str:

@@ -6,14 +6,18 @@ everything else). Rows are appended in blocks; a full block is packed (compact J
 fastest level), about a tenth of the objects' size, and unpacked only while it is read. Rows are never
 replaced in place: the pass assembles its final rows once (pipeline/run.py `assemble_rows`). Rows hold
 names and hashes only, never content.
+
+What the report counts (rows per action, per reason deferred, stalled, scopes) and whether the rows came in
+the report's order are noted as each row is appended, so the summary, the exit code and the metrics read
+counts, and only the written report unpacks the rows (each read unpacks all of them).
 """
 
 from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, overload
 
 from reconcile.output.row import Row
 from reconcile.policy.decision import Deferral
@@ -22,6 +26,24 @@ BLOCK = 256
 """Rows per packed block: big enough to compress well, small enough to unpack for one row."""
 
 Packed = tuple[Any, ...]
+
+
+class RowClass(NamedTuple):
+    """What the report counts a row by."""
+
+    action: str
+    deferral: Deferral | None
+    stalled: bool
+    scope: bool
+
+
+def class_of(row: Row) -> RowClass:
+    return RowClass(row.action, row.deferral, row.stalled, row.is_scope)
+
+
+def sort_key(row: Row) -> tuple[str, str, str]:
+    """The report's order of rows: by namespace, kind and name."""
+    return row.namespace, row.kind, row.name
 
 
 def pack_row(row: Row) -> Packed:
@@ -63,12 +85,27 @@ class Rows(Sequence[Row]):
         self._blocks: list[bytes] = []
         self._open: list[Row] = []
         self._cached: tuple[int, list[Row]] | None = None
+        self._classes: dict[RowClass, int] = {}
+        self._last: tuple[str, str, str] | None = None
+        self.in_order = True
+        """Every row was appended in the report's order (`sort_key`)."""
         self.extend(rows)
+
+    @property
+    def classes(self) -> Mapping[RowClass, int]:
+        """How many rows of each class (`RowClass`) were appended."""
+        return self._classes
 
     def __len__(self) -> int:
         return len(self._blocks) * BLOCK + len(self._open)
 
     def append(self, row: Row) -> None:
+        kind = class_of(row)
+        self._classes[kind] = self._classes.get(kind, 0) + 1
+        key = sort_key(row)
+        if self._last is not None and key < self._last:
+            self.in_order = False
+        self._last = key
         self._open.append(row)
         if len(self._open) == BLOCK:
             self._blocks.append(_pack(self._open))

@@ -395,6 +395,8 @@ def row_key(row: Row) -> RowKey:
 def assemble_rows(rows: Iterable[Row], later: Mapping[RowKey, Row]) -> Rows:
     """The report's rows, made once at the end of a pass: each workload's row from its batch, or the row
     a later stage (the delivery of its notification, the check of its rollout) made of it."""
+    if not later and isinstance(rows, Rows):
+        return rows  # no row to replace: the rows as the batches made them, not packed again
     pending = dict(later)
     out = Rows(pending.pop(row_key(row), row) for row in rows)
     out.extend(pending.values())  # not expected: every later row's workload left a row in its batch
