@@ -93,5 +93,5 @@ class CappedList:
             listed += len(chunk)
             if listed > self._cap:
                 self._items.close()
-                raise ListOverCap(f"the list passed {self._cap} objects, the most it may move for these")
+                raise ListOverCap(f"the list passed {self._cap} objects, the most its wanted sources justify")
             yield chunk

@@ -100,6 +100,9 @@ class SourceReader:
         # names the pass wants (`_cluster_names`), so memory follows the referenced sources, not the cluster.
         self._cluster: dict[str, dict[str, dict[str, SourceMeta]]] = {}
         self._cluster_names: Mapping[tuple[str, str], Collection[str]] = {}
+        # Of a kind whose cluster-wide list stopped at its cap (`CappedList`): the namespaces it showed in
+        # full, the only ones `_cluster` answers for (no entry: every namespace).
+        self._covered: dict[str, frozenset[str]] = {}
         # In a pass that walks the cluster namespace by namespace: the open cluster-wide lists, per kind,
         # of which `_cluster` holds the current namespace's share (`stream_cluster`, `follow`).
         self._streams: dict[str, NamespaceStream] = {}
@@ -133,6 +136,7 @@ class SourceReader:
         if self.mode != "auto":
             return
         self._cluster_names = wanted
+        self._covered = {}
         counts: dict[str, int] = {}
         for (_namespace, kind), names in wanted.items():
             counts[kind] = counts.get(kind, 0) + len(names)
@@ -150,7 +154,9 @@ class SourceReader:
                 _cluster_list_failed(kind, exc)
                 continue
             if listed is not None:
-                self._cluster[kind] = listed
+                self._cluster[kind], covered = listed
+                if covered is not None:
+                    self._covered[kind] = covered
 
     def stream_cluster(self, wanted: Mapping[str, int], exclude: Collection[str] = ()) -> None:
         """`survey_cluster` for a pass that walks the cluster namespace by namespace: open the cluster-wide
@@ -178,6 +184,7 @@ class SourceReader:
         cluster-wide lists (`stream_cluster`) show of them, and nothing of the namespaces before it."""
         self._cluster_names = wanted
         self._cluster = {}
+        self._covered = {}
         self._streamed = True
         for kind, items in take_each(self._streams, namespace, _cluster_list_failed):
             self._cluster[kind] = self._keep_wanted(kind, items)
@@ -190,9 +197,26 @@ class SourceReader:
 
     def _list_cluster(
         self, kind: str, wanted: int, exclude: Collection[str]
-    ) -> dict[str, dict[str, SourceMeta]] | None:
+    ) -> tuple[dict[str, dict[str, SourceMeta]], frozenset[str] | None] | None:
+        """What the cluster-wide list of a kind shows of the wanted sources, and, where it stopped at its cap,
+        the namespaces it showed in full (None: all of them); None when the kind is not listed."""
         items = self._cluster_items(kind, wanted, exclude)
-        return None if items is None else self._keep_wanted(kind, items)
+        if items is None:
+            return None
+        found: dict[str, dict[str, SourceMeta]] = {}
+        shown: list[str] = []
+        try:
+            self._gather(kind, items, found, shown)
+        except ListOverCap as exc:
+            log.info(
+                "%ss cluster-wide: %s; kept for the %d namespaces it showed in full, the others read "
+                "namespace by namespace",
+                kind,
+                exc,
+                len(shown),
+            )
+            return found, frozenset(shown)
+        return found, None
 
     def _cluster_items(
         self, kind: str, wanted: int, exclude: Collection[str]
@@ -228,8 +252,21 @@ class SourceReader:
         """Of these listed objects, the metadata of those the pass wants, by namespace and name; every
         object is counted (a namespace's size, for the read strategy, without a probe)."""
         found: dict[str, dict[str, SourceMeta]] = {}
+        self._gather(kind, items, found, [])
+        return found
+
+    def _gather(
+        self,
+        kind: str,
+        items: Iterable[dict[str, Any]],
+        found: dict[str, dict[str, SourceMeta]],
+        shown: list[str],
+    ) -> None:
+        """`_keep_wanted` into `found`, noting in `shown` each namespace once all its objects were seen (a
+        list that stops midway has shown those namespaces in full, and no other)."""
         for namespace, grouped in groupby(items, key=namespace_of):  # a namespace's objects come together
             run = list(grouped)
+            shown.append(namespace)
             key = (namespace, kind)
             self._counts[key] = self._counts.get(key, 0) + len(run)
             names = self._cluster_names.get(key)
@@ -241,7 +278,6 @@ class SourceReader:
                     meta = read_meta(kind, item, self.interesting)
                     if meta is not None:
                         found.setdefault(namespace, {})[meta.name] = meta
-        return found
 
     def plan_kind(
         self,
@@ -319,6 +355,9 @@ class SourceReader:
         cluster = self._cluster.get(kind)
         kept = self._cluster_names.get((result.namespace, kind), ())
         if cluster is None or not names or not names <= set(kept):
+            return False
+        covered = self._covered.get(kind)
+        if covered is not None and result.namespace not in covered:
             return False
         listed = cluster.get(result.namespace, {})
         result.found.update({SourceKey(kind, n): listed[n] for n in names if n in listed})

@@ -160,13 +160,17 @@ def test_many_wanted_sources_are_listed_cluster_wide_with_no_size_probe_before(c
         assert f"{kind}s cluster-wide: list ({MANY} wanted of {MANY}: one list of 1 page(s))" in result.stderr
 
 
-def test_a_list_of_unknown_size_past_its_cap_leaves_the_rest_to_namespace_reads(cluster: Backend) -> None:
+@pytest.mark.parametrize("unrelated_in", ["a", "z"])
+def test_a_list_of_unknown_size_past_its_cap_leaves_the_rest_to_namespace_reads(
+    cluster: Backend, unrelated_in: str
+) -> None:
     """The Secrets list (a field selector: no size told) passes 16 objects per wanted one in its second
-    page: it is dropped there, and the namespaces the walk had not finished are read by namespace, so a
-    change behind the cut is still found."""
+    page: it is read no further, the namespaces it showed in full keep what it showed, and the others are
+    read by namespace, so a change behind the cut is still found. Secrets nobody references sort before
+    every workload's namespace ("a": none shown in full) or after them ("z": all of them shown)."""
     seeded_many(cluster)
-    unrelated = CLUSTER_LIST_RATIO * MANY + 50 - MANY  # in "a", before every workload's namespace
-    cluster.add(*(secret(f"other-{i:04}", {"k": "v"}, ns="a") for i in range(unrelated)))
+    unrelated = CLUSTER_LIST_RATIO * MANY + 50 - MANY
+    cluster.add(*(secret(f"other-{i:04}", {"k": "v"}, ns=unrelated_in) for i in range(unrelated)))
     last = SPREAD[(MANY - 1) % len(SPREAD)]
     cluster.edit("secrets", last, f"s-{MANY - 1}", {"stringData": {"k": "changed"}})
     cluster.clear_log()
@@ -178,5 +182,12 @@ def test_a_list_of_unknown_size_past_its_cap_leaves_the_rest_to_namespace_reads(
     listed = requests_to(cluster, CLUSTER_PATHS["secret"])
     assert [e.query.get("continue") is None for e in listed] == [True, False]  # page 3 never asked
     assert f"secrets cluster-wide: list ({MANY} wanted of a collection of unknown size" in result.stderr
+    changed = f"/api/v1/namespaces/{last}/secrets/s-{MANY - 1}"
+    by_name = [p for p in source_gets(cluster) if "/secrets/" in p]
     assert f"the list passed {CLUSTER_LIST_RATIO * MANY} objects" in result.stderr
-    assert "reading the rest namespace by namespace" in result.stderr
+    if unrelated_in == "a":
+        assert "kept for the 0 namespaces it showed in full" in result.stderr
+        assert len(by_name) == MANY + 1  # each wanted Secret's metadata, and the changed one's content
+    else:
+        assert f"kept for the {len(SPREAD)} namespaces it showed in full" in result.stderr
+        assert by_name == [changed]  # its content only: the list showed every wanted Secret
