@@ -111,6 +111,13 @@ def page(names: list[str], token: str | None = None) -> dict[str, Any]:
     return {"kind": "DeploymentList", "apiVersion": "apps/v1", "metadata": metadata, "items": items}
 
 
+def counted_page(names: list[str], token: str, remaining: int) -> dict[str, Any]:
+    """A first page that tells how many objects follow (`remainingItemCount`): a list with no selector."""
+    first = page(names, token)
+    first["metadata"]["remainingItemCount"] = remaining
+    return first
+
+
 def sent(mock: responses.RequestsMock, index: int) -> requests.PreparedRequest:
     request = mock.calls[index].request
     assert isinstance(request, requests.PreparedRequest)
@@ -774,9 +781,7 @@ def test_list_items_decodes_each_page_item_by_item_from_its_text(
 def test_a_metadata_list_tells_its_size_from_the_first_page_where_the_server_counts(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
-    counted = page(["a", "b"], "t1")
-    counted["metadata"]["remainingItemCount"] = 3
-    mock.add(responses.GET, SERVER + DEPLOYS, json=counted)
+    mock.add(responses.GET, SERVER + DEPLOYS, json=counted_page(["a", "b"], "t1", 3))
     mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c", "d", "e"]))
     items = client.list_items(DEPLOYS, metadata_only=True, limit=2)
     assert items.total is None and not items.read and len(mock.calls) == 0  # nothing read before asked

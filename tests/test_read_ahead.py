@@ -18,6 +18,7 @@ from reconcile.kube.client import KubeClient
 from tests.test_kube_client import (  # noqa: F401 (fixtures)
     META_LIST,
     SERVER,
+    counted_page,
     creds,
     page,
     status,
@@ -158,9 +159,7 @@ def test_the_bytes_a_page_sent_ahead_holds_count_until_it_is_reached_or_its_requ
 def test_a_list_read_for_its_size_sends_no_page_ahead_until_the_caller_goes_on(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
-    first = page(["a", "b"], "c1")
-    first["metadata"]["remainingItemCount"] = 1
-    mock.add(responses.GET, SERVER + CONFIGMAPS, json=first)
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=counted_page(["a", "b"], "c1", 1))
     mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["c"]))
     items = client.list_items(CONFIGMAPS, metadata_only=True, limit=2, read_ahead=True)
     assert items.size() == 3 and items.size() == 3  # read once
