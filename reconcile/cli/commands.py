@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from reconcile import __version__
 from reconcile.cli.allocator import tune_allocator
+from reconcile.cli.collector import tune_collector
 from reconcile.cli.connect import connect, read_hash_key
 from reconcile.config.fields import FLAGS, Commands
 from reconcile.config.settings import CONFIG_ENV, Settings, check_pass_scope, load_settings
@@ -132,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tune_allocator()  # before any thread starts (reconcile/cli/allocator.py)
     args = build_parser(program_name(sys.argv[0])).parse_args(argv)
     setup_logging(getattr(args, "log_format", "text"), getattr(args, "verbosity", 0))
+    tune_collector()  # once the modules are imported (reconcile/cli/collector.py)
     try:
         return dispatch(args)
     except RehashError as exc:
