@@ -73,3 +73,23 @@ def test_reloaders_pod_template_annotations_count_with_its_rule_on_and_the_workl
         "secret.reloader.stakater.com/reload": "db",
     }
     assert honoured_annotations(obj, DEPLOYMENT, DiscoverySettings(), own) is own
+
+
+def test_keys_remembered_as_no_peers_leave_the_answer_unchanged_and_the_memo_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from reconcile.model import references
+
+    monkeypatch.setattr(references, "_NO_PEER", set())
+    keys = ["kube-rehash.io/watch", "team", "wave.pusher.com/update-on-config-change"]
+    first = foreign_peers(keys, frozenset())
+    again = foreign_peers(keys, frozenset())  # the two keys of no peer are now remembered
+    assert first == again == {"wave"}
+    assert {"kube-rehash.io/watch", "team"} == references._NO_PEER
+    assert foreign_peers(keys, frozenset({"wave"})) == set()
+    for index in range(references._NO_PEER_MAX + 100):
+        foreign_peers([f"example.com/key-{index}"], frozenset())
+    assert len(references._NO_PEER) == references._NO_PEER_MAX
+    assert foreign_peers(["example.com/key-never-kept", "reloader.stakater.com/auto"], frozenset()) == {
+        "reloader"
+    }

@@ -5,57 +5,65 @@ and the vocabulary of the few whose values are words.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache, cached_property
 
 
 @dataclass(frozen=True)
 class Annotations:
-    """The annotation keys of one prefix (default `kube-rehash.io`)."""
+    """The annotation keys of one prefix (default `kube-rehash.io`), each spelled once per object: every
+    listed workload's view reads a dozen of them (`annotation_keys` gives one object per prefix)."""
 
     prefix: str = "kube-rehash.io"
 
-    @property
+    @cached_property
     def config_hash(self) -> str:
         return f"{self.prefix}/config-hash"
 
-    @property
+    @cached_property
     def sources(self) -> str:
         return f"{self.prefix}/sources"
 
-    @property
+    @cached_property
     def last_rollout(self) -> str:
         return f"{self.prefix}/last-rollout"
 
-    @property
+    @cached_property
     def min_interval(self) -> str:
         return f"{self.prefix}/min-interval"
 
-    @property
+    @cached_property
     def run_on_change(self) -> str:
         return f"{self.prefix}/run-on-change"
 
-    @property
+    @cached_property
     def restart_window(self) -> str:
         return f"{self.prefix}/restart-window"
 
-    @property
+    @cached_property
     def rollout(self) -> str:
         return f"{self.prefix}/rollout"
 
-    @property
+    @cached_property
     def on_change(self) -> str:
         return f"{self.prefix}/on-change"
 
-    @property
+    @cached_property
     def superseded(self) -> str:
         return f"{self.prefix}/superseded-template-hash"
 
-    @property
+    @cached_property
     def restart(self) -> str:
         return f"{self.prefix}/restart"
 
-    @property
+    @cached_property
     def wave(self) -> str:
         return f"{self.prefix}/wave"
+
+
+@cache
+def annotation_keys(prefix: str) -> Annotations:
+    """The one `Annotations` of this prefix."""
+    return Annotations(prefix)
 
 
 ON_CHANGE = ("rollout", "notify")

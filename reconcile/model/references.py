@@ -571,8 +571,27 @@ def peer_of(key: str) -> str | None:
 
 
 def foreign_peers(keys: Iterable[str], compat: frozenset[str]) -> set[str]:
-    """The peers (compat rule names) whose annotations are among these keys while their rule is off."""
-    return {peer for key in keys if (peer := peer_of(key)) is not None and peer not in compat}
+    """The peers (compat rule names) whose annotations are among these keys while their rule is off. Every
+    listed workload's annotation keys pass here, and nearly all are no peer's (`kube-rehash.io/...`,
+    `deployment.kubernetes.io/revision`): a key once found to be none is remembered (`_NO_PEER`), and
+    only the others are looked at."""
+    unseen = set(keys) - _NO_PEER
+    if not unseen:
+        return set()
+    peers = set()
+    for key in unseen:
+        peer = peer_of(key)
+        if peer is None:
+            if len(_NO_PEER) < _NO_PEER_MAX:
+                _NO_PEER.add(key)
+        elif peer not in compat:
+            peers.add(peer)
+    return peers
+
+
+_NO_PEER: set[str] = set()
+"""Annotation keys seen that belong to no peer: a memo of `peer_of`, bounded by `_NO_PEER_MAX`."""
+_NO_PEER_MAX = 4096
 
 
 def reads_template_annotations(settings: DiscoverySettings) -> bool:

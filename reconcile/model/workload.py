@@ -18,7 +18,7 @@ from functools import lru_cache
 from sys import intern
 from typing import Any
 
-from reconcile.model.annotations import ON_CHANGE, RESTART, Annotations, WindowSetting
+from reconcile.model.annotations import ON_CHANGE, RESTART, Annotations, WindowSetting, annotation_keys
 from reconcile.model.bookkeeping import Bookkeeping, SpecFacts, read_bookkeeping
 from reconcile.model.freshness import Lineage, lineage_of
 from reconcile.model.kinds import Kind
@@ -234,7 +234,7 @@ def listed_view(
     annotations = honoured_annotations(
         obj, kind, settings, annotations if isinstance(annotations, Mapping) else {}
     )
-    keys = Annotations(settings.prefix)
+    keys = annotation_keys(settings.prefix)
     namespace = intern(str(metadata.get("namespace") or ""))
     discovery = discover_listed(annotations, settings, namespace=namespace)
     problems = list(discovery.problems)
@@ -323,7 +323,7 @@ def read_target(
     listed, annotations = listed_view(obj, kind, settings)
     if known is not None and known == listed:
         listed = known
-    keys = Annotations(settings.prefix)
+    keys = annotation_keys(settings.prefix)
     pod_spec = resolve(obj, kind.pod_spec_pointer) if kind.pod_spec_pointer else None
     discovery = discover(annotations, pod_spec, settings, namespace=listed.namespace)
     rolling = resolve(obj, kind.annotations_pointer)

@@ -187,7 +187,9 @@ class SourceReader:
         self._covered = {}
         self._streamed = True
         for kind, items in take_each(self._streams, namespace, _cluster_list_failed):
-            self._cluster[kind] = self._keep_wanted(kind, items)
+            found: dict[str, dict[str, SourceMeta]] = {}
+            self._keep_run(kind, namespace, items, found)  # taken for this namespace: all of it
+            self._cluster[kind] = found
             if self._streams[kind].disordered:
                 log.warning(
                     "the cluster-wide list of %ss is not in key order; reading them namespace by namespace",
@@ -248,13 +250,6 @@ class SourceReader:
         items.go_on()
         return items if total is not None else CappedList(items, cluster_list_cap(wanted))
 
-    def _keep_wanted(self, kind: str, items: Iterable[dict[str, Any]]) -> dict[str, dict[str, SourceMeta]]:
-        """Of these listed objects, the metadata of those the pass wants, by namespace and name; every
-        object is counted (a namespace's size, for the read strategy, without a probe)."""
-        found: dict[str, dict[str, SourceMeta]] = {}
-        self._gather(kind, items, found, [])
-        return found
-
     def _gather(
         self,
         kind: str,
@@ -262,22 +257,30 @@ class SourceReader:
         found: dict[str, dict[str, SourceMeta]],
         shown: list[str],
     ) -> None:
-        """`_keep_wanted` into `found`, noting in `shown` each namespace once all its objects were seen (a
-        list that stops midway has shown those namespaces in full, and no other)."""
+        """Of these listed objects, the metadata of those the pass wants, by namespace and name, into `found`
+        (every object is counted: a namespace's size, for the read strategy, without a probe), noting in
+        `shown` each namespace once all its objects were seen (a list that stops midway has shown those
+        namespaces in full, and no other)."""
         for namespace, grouped in groupby(items, key=namespace_of):  # a namespace's objects come together
-            run = list(grouped)
+            self._keep_run(kind, namespace, list(grouped), found)
             shown.append(namespace)
-            key = (namespace, kind)
-            self._counts[key] = self._counts.get(key, 0) + len(run)
-            names = self._cluster_names.get(key)
-            if not names:
-                continue
-            for item in run:
-                metadata = item.get("metadata")
-                if metadata.__class__ is dict and metadata.get("name") in names:
-                    meta = read_meta(kind, item, self.interesting)
-                    if meta is not None:
-                        found.setdefault(namespace, {})[meta.name] = meta
+
+    def _keep_run(
+        self, kind: str, namespace: str, run: list[dict[str, Any]], found: dict[str, dict[str, SourceMeta]]
+    ) -> None:
+        """Of the listed objects of one namespace, the metadata of those the pass wants, into `found`; all of
+        them are counted."""
+        key = (namespace, kind)
+        self._counts[key] = self._counts.get(key, 0) + len(run)
+        names = self._cluster_names.get(key)
+        if not names:
+            return
+        for item in run:
+            metadata = item.get("metadata")
+            if metadata.__class__ is dict and metadata.get("name") in names:
+                meta = read_meta(kind, item, self.interesting)
+                if meta is not None:
+                    found.setdefault(namespace, {})[meta.name] = meta
 
     def plan_kind(
         self,
