@@ -1,7 +1,8 @@
 """The one exception base of kube-rehash, and the exit code each failure maps to.
 
 Every layer raises subclasses of `RehashError`, so the CLI can turn any failure into the contract's exit
-code and a one-line message without catching anything broader.
+code and a one-line message without catching anything broader. One exception is not a failure of any stage
+but the absence of a server to fail against: `NoContact`, which carries the `RehashError` that says why.
 """
 
 from __future__ import annotations
@@ -38,6 +39,23 @@ class UnreachableError(RehashError):
     """The API server cannot be reached or TLS verification failed (exit 4 before any work is done)."""
 
     exit_code = EXIT_UNREACHABLE
+
+
+class NoContact(BaseException):
+    """The command's first request found no API server, or one that rejects the credentials: nothing was done
+    and nothing more can be (exit 4, `cause` says why).
+
+    The client raises it instead of `cause` (an `UnreachableError` or `Unauthorized`) until a request has
+    been answered with the credentials accepted, so a command spends no request proving contact before its
+    work: its first request is the proof. It derives from BaseException on purpose. Once the server has
+    answered, a failed request is that scope's or that workload's failure, reported while the pass carries
+    on, and every stage catches `RehashError` for that; before, there is nothing to carry on with, so this
+    unwinds the whole command, as an interrupt does, to the CLI, which says `cause` and exits with its
+    code."""
+
+    def __init__(self, cause: RehashError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
 
 
 class ApiError(RehashError):

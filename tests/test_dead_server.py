@@ -19,11 +19,12 @@ import requests
 import responses
 from test_kube_client import TOKEN, FakeClock, write_kubeconfig
 
-from reconcile.errors import CredentialsError, UnreachableError
+from reconcile.errors import CredentialsError, NoContact, UnreachableError
 from reconcile.kube.auth import AuthOptions, Credentials, load_credentials
 from reconcile.kube.client import FIRST_CONTACT_RETRY_DELAY, ClientOptions, KubeClient
 
 EVENTS = "/api/v1/namespaces/web/events"
+DEPLOYMENTS = "/apis/apps/v1/deployments"  # a pass's usual first request
 
 
 def closed_port() -> int:
@@ -84,17 +85,17 @@ def test_a_refused_connection_before_any_answer_fails_after_one_short_retry_nami
     creds = credentials_for(tmp_path, server)
     with (
         KubeClient(creds, clock=clock.monotonic, sleep=clock.sleep) as kube,
-        pytest.raises(UnreachableError) as caught,
+        pytest.raises(NoContact) as caught,
     ):
-        kube.check_connection()
-    assert (
-        str(caught.value) == f"cannot reach the API server at {server} after 2 attempts: connection refused"
-    )
-    assert caught.value.exit_code == 4 and TOKEN not in str(caught.value)
+        kube.get(DEPLOYMENTS)
+    cause = caught.value.cause
+    assert isinstance(cause, UnreachableError)
+    assert str(cause) == f"cannot reach the API server at {server} after 2 attempts: connection refused"
+    assert cause.exit_code == 4 and TOKEN not in str(cause)
     assert clock.sleeps == [FIRST_CONTACT_RETRY_DELAY]
     wait = f"{FIRST_CONTACT_RETRY_DELAY:.2f}s"
     assert retry_lines(caplog) == [
-        f"API server {server}: connection refused on GET /version; retry 1 in {wait}"
+        f"API server {server}: connection refused on GET {DEPLOYMENTS}; retry 1 in {wait}"
     ]
 
 
@@ -104,10 +105,11 @@ def test_an_unresolvable_host_fails_fast_naming_it(
     server = "https://api.kube-rehash.invalid:6443"  # .invalid never resolves (RFC 2606)
     with (
         KubeClient(credentials_for(tmp_path, server), clock=clock.monotonic, sleep=clock.sleep) as kube,
-        pytest.raises(UnreachableError) as caught,
+        pytest.raises(NoContact) as caught,
     ):
-        kube.check_connection()
-    assert str(caught.value).startswith(
+        kube.get(DEPLOYMENTS)
+    assert isinstance(caught.value.cause, UnreachableError)
+    assert str(caught.value.cause).startswith(
         f"cannot reach the API server at {server} after 2 attempts: host not found"
     )
     assert len(clock.sleeps) == 1 and len(retry_lines(caplog)) == 1
@@ -144,19 +146,19 @@ def test_a_server_that_never_answers_is_logged_at_each_retry_with_its_timeout(
     tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     responses.add(
-        responses.GET, "https://127.0.0.1:6443/version", body=requests.ReadTimeout("Read timed out")
+        responses.GET, "https://127.0.0.1:6443" + DEPLOYMENTS, body=requests.ReadTimeout("Read timed out")
     )
     options = ClientOptions(max_retries=3, request_timeout=2.0)
     creds = credentials_for(tmp_path, "https://127.0.0.1:6443")
     with (
         KubeClient(creds, options, clock=clock.monotonic, sleep=clock.sleep) as kube,
-        pytest.raises(UnreachableError) as caught,
+        pytest.raises(NoContact) as caught,
     ):
-        kube.check_connection()
-    assert str(caught.value).endswith("after 4 attempts: no answer within 2s (read timeout)")
+        kube.get(DEPLOYMENTS)
+    assert str(caught.value.cause).endswith("after 4 attempts: no answer within 2s (read timeout)")
     lines = retry_lines(caplog)
     assert len(lines) == 3
-    assert all("no answer within 2s (read timeout) on GET /version; retry" in line for line in lines)
+    assert all(f"no answer within 2s (read timeout) on GET {DEPLOYMENTS}; retry" in line for line in lines)
 
 
 @responses.activate

@@ -28,6 +28,7 @@ from reconcile.errors import (
     Forbidden,
     Gone,
     Invalid,
+    NoContact,
     NotFound,
     ServerError,
     TooManyRequests,
@@ -496,14 +497,58 @@ def test_401_reloads_credentials_and_retries_once(
     ]
 
 
-def test_second_401_raises_unauthorized(client: KubeClient, mock: responses.RequestsMock) -> None:
-    mock.add(responses.GET, SERVER + "/version", json=status(401, "Unauthorized", "Unauthorized"), status=401)
+def answered(client: KubeClient, mock: responses.RequestsMock) -> None:
+    """The client's server has answered once with the credentials accepted: the command is under way."""
+    mock.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1"})
+    client.check_connection()
+
+
+def test_a_first_request_answered_401_twice_ends_the_command_naming_the_server_and_the_credentials(
+    client: KubeClient, mock: responses.RequestsMock, creds: Credentials
+) -> None:
+    mock.add(
+        responses.GET,
+        SERVER + "/api/v1/namespaces/web/configmaps",
+        json=status(401, "Unauthorized", "Unauthorized"),
+        status=401,
+    )
+    with pytest.raises(NoContact) as caught:
+        client.get("/api/v1/namespaces/web/configmaps")
+    cause = caught.value.cause
+    assert len(mock.calls) == 2  # the credentials are reloaded once
+    assert isinstance(cause, Unauthorized) and cause.exit_code == 4
+    assert str(cause) == f"401 Unauthorized: credentials rejected by {SERVER} ({creds.source})"
+
+
+def test_after_an_accepted_answer_a_second_401_is_that_requests_unauthorized(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    answered(client, mock)
+    mock.add(responses.GET, SERVER + "/api/v1/namespaces/web/configmaps/app", status=401, json={})
     with pytest.raises(Unauthorized) as caught:
-        client.check_connection()
-    assert len(mock.calls) == 2 and caught.value.exit_code == 4
+        client.get("/api/v1/namespaces/web/configmaps/app")
+    assert len(mock.calls) == 3 and caught.value.path == "/api/v1/namespaces/web/configmaps/app"
+
+
+def test_a_first_request_answered_403_proves_contact_and_a_later_refusal_is_retried_as_usual(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(
+        responses.GET, SERVER + "/apis/apps/v1/deployments", status=403, json=status(403, "Forbidden", "no")
+    )
+    with pytest.raises(Forbidden):
+        client.get("/apis/apps/v1/deployments")
+    mock.add(
+        responses.GET,
+        SERVER + "/api/v1/namespaces/web/configmaps/app",
+        body=requests.ConnectionError("connection refused"),
+    )
+    with pytest.raises(UnreachableError):  # not NoContact: the server has answered with the credentials
+        client.get("/api/v1/namespaces/web/configmaps/app")
 
 
 def test_create_is_not_resent_after_a_read_timeout(client: KubeClient, mock: responses.RequestsMock) -> None:
+    answered(client, mock)
     mock.add(
         responses.POST,
         SERVER + "/apis/batch/v1/namespaces/web/jobs",
@@ -511,7 +556,7 @@ def test_create_is_not_resent_after_a_read_timeout(client: KubeClient, mock: res
     )
     with pytest.raises(UnreachableError):
         client.create("/apis/batch/v1/namespaces/web/jobs", {"kind": "Job"})
-    assert len(mock.calls) == 1
+    assert len(mock.calls) == 2
 
 
 def test_qps_limits_the_request_rate(
@@ -619,10 +664,11 @@ def test_tls_with_unknown_ca_is_unreachable(tls_server: tuple[str, Path, Pair], 
     creds = load_credentials(AuthOptions(kubeconfig=str(config)), env={})
     with (
         KubeClient(creds, clock=clock.monotonic, sleep=clock.sleep) as kube,
-        pytest.raises(UnreachableError) as caught,
+        pytest.raises(NoContact) as caught,
     ):
         kube.check_connection()
-    message = str(caught.value)
+    assert isinstance(caught.value.cause, UnreachableError) and caught.value.cause.exit_code == 4
+    message = str(caught.value.cause)
     assert message.startswith(f"{url}: TLS failure: [SSL: CERTIFICATE_VERIFY_FAILED]"), message
     assert f"checked against certificate-authority {other_ca}" in message
     assert _Handler.seen == []
@@ -671,6 +717,7 @@ def test_a_list_answer_cut_off_mid_body_is_retried_like_a_reset_and_the_list_com
 def test_a_create_whose_answer_was_cut_off_is_not_sent_again(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
+    answered(client, mock)
     mock.add(
         responses.POST,
         SERVER + "/apis/batch/v1/namespaces/web/jobs",
@@ -678,7 +725,7 @@ def test_a_create_whose_answer_was_cut_off_is_not_sent_again(
     )
     with pytest.raises(UnreachableError) as caught:
         client.create("/apis/batch/v1/namespaces/web/jobs", {"kind": "Job"})
-    assert len(mock.calls) == 1
+    assert len(mock.calls) == 2
     assert str(caught.value).endswith("the answer was cut off mid-body (connection broken)")
 
 

@@ -31,6 +31,7 @@ from reconcile.errors import (
     EXIT_PENDING,
     EXIT_USAGE,
     ConfigError,
+    NoContact,
     RehashError,
 )
 from reconcile.output.logs import setup_logging
@@ -136,6 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     tune_collector()  # once the modules are imported (reconcile/cli/collector.py)
     try:
         return dispatch(args)
+    except NoContact as exc:
+        print(f"kube-rehash: {exc.cause}", file=sys.stderr)
+        return exc.cause.exit_code
     except RehashError as exc:
         print(f"kube-rehash: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -50,8 +50,10 @@ from reconcile.errors import (
     ConfigError,
     CredentialsError,
     Gone,
+    NoContact,
     PassCut,
     RehashError,
+    Unauthorized,
     UnreachableError,
     api_error_for,
 )
@@ -318,6 +320,9 @@ class KubeClient:
         self._read_ahead = ReadAhead()
         self._answered = False
         """Whether the server has answered once (any status): until then a refused connection fails fast."""
+        self._accepted = False
+        """Whether the server has answered once with the credentials accepted (any status but 401): until
+        then an unreachable server or rejected credentials end the command (`NoContact`)."""
 
     @property
     def server(self) -> str:
@@ -337,7 +342,8 @@ class KubeClient:
             self._retired.clear()
 
     def check_connection(self) -> dict[str, Any]:
-        """GET /version before any work: UnreachableError if unreachable or TLS fails, Unauthorized on 401."""
+        """GET /version: the server's version document (`NoContact` when it is the client's first request
+        and the server cannot be reached or rejects the credentials)."""
         return self._call("get", "GET", "/version")
 
     def get(self, path: str, *, metadata_only: bool = False) -> dict[str, Any]:
@@ -495,7 +501,25 @@ class KubeClient:
         """The request's decoded JSON object (`_respond` takes the keyword arguments)."""
         return _decode(self._respond(verb, method, path, **request), method, path)
 
-    def _respond(
+    def _respond(self, verb: str, method: str, path: str, **request: Any) -> requests.Response:
+        """The request's successful (2xx) response, retried as the module docstring says; the typed error
+        of any other outcome. Until a request has been answered with the credentials accepted, an
+        unreachable server or rejected credentials raise `NoContact` instead: the command's first request
+        proves the server and the credentials, with no request of its own ahead of the work."""
+        try:
+            return self._exchange(verb, method, path, **request)
+        except (UnreachableError, Unauthorized) as exc:
+            if self._accepted:
+                raise
+            raise NoContact(self._no_contact(exc)) from exc
+
+    def _no_contact(self, error: UnreachableError | Unauthorized) -> RehashError:
+        if isinstance(error, Unauthorized):
+            source = self._credentials.source
+            return Unauthorized(error.code, error.reason, f"credentials rejected by {self.server} ({source})")
+        return error
+
+    def _exchange(
         self,
         verb: str,
         method: str,
@@ -507,8 +531,7 @@ class KubeClient:
         accept: str = JSON,
         retried: frozenset[int] = RETRIED_STATUS,
     ) -> requests.Response:
-        """The request's successful (2xx) response, retried as the module docstring says; the typed error
-        of any other outcome."""
+        """`_respond`'s request and its retries."""
         deadline = self._clock() + self.options.deadline
         if self._stop_at is not None:
             deadline = min(deadline, self._stop_at)
@@ -559,6 +582,8 @@ class KubeClient:
                 continue
             self._answered = True
             code = response.status_code
+            if code != 401:
+                self._accepted = True
             self.stats.record_request(verb, code, len(response.content))
             log.debug("%s %s -> %d", method, path, code)
             if 200 <= code < 300:
