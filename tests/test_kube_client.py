@@ -714,6 +714,22 @@ def test_a_list_answer_cut_off_mid_body_is_retried_like_a_reset_and_the_list_com
     assert stats["requests"] == {"list": {"200": 1, "error": 1}}
 
 
+def test_a_first_answer_cut_off_mid_body_proves_contact_so_the_outage_after_it_is_that_requests_failure(
+    creds: Credentials, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    """kube-apiserver killed while it sent the command's first answer: it had answered (status and headers
+    came), so the refusals while it restarts are retried and fail that request, not the command."""
+    path = SERVER + "/apis/apps/v1/deployments"
+    mock.add(responses.GET, path, body=requests.exceptions.ChunkedEncodingError("Connection broken"))
+    mock.add(responses.GET, path, body=requests.ConnectionError("connection refused"))
+    with (
+        KubeClient(creds, ClientOptions(max_retries=1), clock=clock.monotonic, sleep=clock.sleep) as kube,
+        pytest.raises(UnreachableError),
+    ):
+        kube.get("/apis/apps/v1/deployments")
+    assert len(mock.calls) == 2
+
+
 def test_a_create_whose_answer_was_cut_off_is_not_sent_again(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:

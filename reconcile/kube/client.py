@@ -62,6 +62,7 @@ from reconcile.kube.auth import Credentials
 from reconcile.kube.pages import object_count, read_page
 from reconcile.kube.transport import (
     BROKEN_ANSWERS,
+    CUT_OFF_ANSWERS,
     ApiStats,
     RateLimiter,
     ServerNameAdapter,
@@ -568,6 +569,8 @@ class KubeClient:
                 ) from exc
             except BROKEN_ANSWERS as exc:
                 self.stats.record_request(verb, "error")
+                if isinstance(exc, CUT_OFF_ANSWERS):  # its body was cut off: the server had answered, 2xx
+                    self._answered = self._accepted = True
                 cause = connection_cause(exc, timeout)
                 self._retry_connection_failure(
                     exc,

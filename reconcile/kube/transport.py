@@ -112,6 +112,13 @@ BROKEN_ANSWERS: tuple[type[requests.RequestException], ...] = (
 )
 
 
+CUT_OFF_ANSWERS: tuple[type[requests.RequestException], ...] = (
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+)
+"""Of `BROKEN_ANSWERS`, those that came after the server's status line and headers: it did answer."""
+
+
 def never_connected(exc: requests.RequestException) -> bool:
     """True when the connection was never established (refused, DNS), so even a POST may be sent again."""
     return isinstance(_reason(exc), NewConnectionError)
