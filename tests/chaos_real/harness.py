@@ -233,8 +233,9 @@ class Cluster:
     # ------------------------------------------------------------------------------------------------------
 
     def audit_offset(self) -> int:
+        """The byte position after the audit log's last whole line (a line being written stays after it)."""
         self.cp.sync_audit()
-        return self.cp.audit_log.stat().st_size
+        return self.cp.audit_log.read_bytes().rfind(b"\n") + 1
 
     def audit_events(self, offset: int) -> list[dict[str, Any]]:
         """The raw completed audit events of kube-rehash (its ServiceAccount and User-Agent) after byte
@@ -242,7 +243,8 @@ class Cluster:
         self.cp.sync_audit()
         with self.cp.audit_log.open("rb") as log:
             log.seek(offset)
-            lines = log.read().decode(errors="replace").splitlines()
+            text = log.read().decode(errors="replace")
+        lines = text[: text.rfind("\n") + 1].splitlines()  # a line being written is left out
         events = [json.loads(line) for line in lines if line.strip()]
         return [
             e
@@ -257,7 +259,8 @@ class Cluster:
         self.cp.sync_audit()
         with self.cp.audit_log.open("rb") as log:
             log.seek(offset)
-            lines = log.read().decode(errors="replace").splitlines()
+            text = log.read().decode(errors="replace")
+        lines = text[: text.rfind("\n") + 1].splitlines()  # a line being written is left out
         return [e for e in parse_audit(lines) if user is None or e.user == user]
 
     def wait_for_request(
