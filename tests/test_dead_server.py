@@ -60,7 +60,7 @@ def answered_then_closed(tmp_path: Path, clock: FakeClock) -> Iterator[KubeClien
     thread.start()
     creds = credentials_for(tmp_path, f"http://127.0.0.1:{httpd.server_address[1]}")
     with KubeClient(creds, ClientOptions(max_retries=2), clock=clock.monotonic, sleep=clock.sleep) as kube:
-        assert kube.check_connection() == {"gitVersion": "v1.37.2"}
+        assert kube.get("/version") == {"gitVersion": "v1.37.2"}
         httpd.shutdown()
         httpd.server_close()
         kube.close()  # no kept-alive connection to the old server: the next request connects anew
@@ -170,7 +170,7 @@ def test_a_retried_status_is_logged_at_the_default_verbosity(
     responses.add(responses.GET, url, json={"gitVersion": "v1"})
     creds = credentials_for(tmp_path, "https://127.0.0.1:6443")
     with KubeClient(creds, clock=clock.monotonic, sleep=clock.sleep) as kube:
-        assert kube.check_connection() == {"gitVersion": "v1"}
+        assert kube.get("/version") == {"gitVersion": "v1"}
     assert retry_lines(caplog) == [f"GET /version: 503 ServiceUnavailable; retry 1 in {clock.sleeps[0]:.2f}s"]
 
 

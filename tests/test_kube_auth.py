@@ -104,7 +104,7 @@ def test_exec_plugin_token_reaches_the_authorization_header(tmp_path: Path) -> N
     creds = load_credentials(AuthOptions(kubeconfig=str(config)), env={})
     responses.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1.31.0"})
     with KubeClient(creds, ClientOptions()) as client:
-        assert client.check_connection() == {"gitVersion": "v1.31.0"}
+        assert client.get("/version") == {"gitVersion": "v1.31.0"}
     assert responses.calls[0].request.headers["Authorization"] == "Bearer exec-token"
 
 

@@ -350,7 +350,7 @@ def test_429_is_retried_after_retry_after(
     throttled = status(429, "TooManyRequests", "slow down")
     mock.add(responses.GET, SERVER + "/version", json=throttled, status=429, headers={"Retry-After": "3"})
     mock.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1"})
-    assert client.check_connection() == {"gitVersion": "v1"}
+    assert client.get("/version") == {"gitVersion": "v1"}
     assert clock.sleeps == [3.0]
     snapshot = client.stats.snapshot()
     assert snapshot["retries"] == {"429": 1} and client.stats.retries_total == 1
@@ -362,7 +362,7 @@ def test_503_then_success_backs_off_with_jitter(
 ) -> None:
     mock.add(responses.GET, SERVER + "/version", body="upstream unavailable", status=503)
     mock.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1"})
-    assert client.check_connection()["gitVersion"] == "v1"
+    assert client.get("/version")["gitVersion"] == "v1"
     assert len(clock.sleeps) == 1 and 0.0 <= clock.sleeps[0] <= 0.25
 
 
@@ -371,7 +371,7 @@ def test_connection_error_then_success(
 ) -> None:
     mock.add(responses.GET, SERVER + "/version", body=requests.ConnectionError("connection reset"))
     mock.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1"})
-    assert client.check_connection()["gitVersion"] == "v1"
+    assert client.get("/version")["gitVersion"] == "v1"
     assert client.stats.snapshot()["retries"] == {"connection": 1}
     assert client.stats.snapshot()["requests"] == {"get": {"200": 1, "error": 1}}
 
@@ -383,7 +383,7 @@ def test_deadline_bounds_retries(creds: Credentials, mock: responses.RequestsMoc
         KubeClient(creds, options, clock=clock.monotonic, sleep=clock.sleep) as kube,
         pytest.raises(ServerError, match="GET /version: 503 ServiceUnavailable: busy"),
     ):
-        kube.check_connection()
+        kube.get("/version")
     assert sum(clock.sleeps) < 5.0
     assert len(mock.calls) == len(clock.sleeps) + 1
 
@@ -396,7 +396,7 @@ def test_max_retries_bounds_retries(
         KubeClient(creds, ClientOptions(max_retries=2), clock=clock.monotonic, sleep=clock.sleep) as kube,
         pytest.raises(ServerError),
     ):
-        kube.check_connection()
+        kube.get("/version")
     assert len(mock.calls) == 3
 
 
@@ -415,7 +415,7 @@ def test_no_retry_sleeps_past_stop_at(
         KubeClient(creds, stop_at=clock.now + 2.0, clock=clock.monotonic, sleep=clock.sleep) as kube,
         pytest.raises(TooManyRequests),
     ):
-        kube.check_connection()
+        kube.get("/version")
     assert clock.sleeps == [] and len(mock.calls) == 1
 
 
@@ -444,7 +444,7 @@ def test_a_retry_the_budget_refuses_raises_the_error_being_retried(
         KubeClient(creds, gate=once, clock=clock.monotonic, sleep=clock.sleep) as kube,
         pytest.raises(ServerError, match="503"),
     ):
-        kube.check_connection()
+        kube.get("/version")
     assert admitted == ["get"] and len(mock.calls) == 1
 
 
@@ -476,7 +476,7 @@ def test_client_errors_are_not_retried(
 def test_non_status_error_body_is_truncated(client: KubeClient, mock: responses.RequestsMock) -> None:
     mock.add(responses.GET, SERVER + "/version", body="<html>" + "x" * 5000 + "</html>", status=400)
     with pytest.raises(Exception, match="400 Bad Request") as caught:
-        client.check_connection()
+        client.get("/version")
     assert len(str(caught.value)) < 300
 
 
@@ -489,7 +489,7 @@ def test_401_reloads_credentials_and_retries_once(
     mock.add(responses.GET, SERVER + "/version", json=status(401, "Unauthorized", "Unauthorized"), status=401)
     mock.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1"})
     with KubeClient(creds, clock=clock.monotonic, sleep=clock.sleep) as kube:
-        assert kube.check_connection() == {"gitVersion": "v1"}
+        assert kube.get("/version") == {"gitVersion": "v1"}
         assert kube.stats.snapshot()["retries"] == {"unauthorized": 1}
     assert [call.request.headers["Authorization"] for call in mock.calls] == [
         "Bearer old-token",
@@ -500,7 +500,7 @@ def test_401_reloads_credentials_and_retries_once(
 def answered(client: KubeClient, mock: responses.RequestsMock) -> None:
     """The client's server has answered once with the credentials accepted: the command is under way."""
     mock.add(responses.GET, SERVER + "/version", json={"gitVersion": "v1"})
-    client.check_connection()
+    client.get("/version")
 
 
 def test_a_first_request_answered_401_twice_ends_the_command_naming_the_server_and_the_credentials(
@@ -565,13 +565,13 @@ def test_qps_limits_the_request_rate(
     mock.add(responses.GET, SERVER + "/version", json={})
     with KubeClient(creds, ClientOptions(qps=2.0), clock=clock.monotonic, sleep=clock.sleep) as kube:
         for _ in range(4):
-            kube.check_connection()
+            kube.get("/version")
     assert clock.sleeps == [0.5, 0.5]
 
 
 def test_stats_snapshot_is_json_friendly(client: KubeClient, mock: responses.RequestsMock) -> None:
     mock.add(responses.GET, SERVER + "/version", body='{"gitVersion": "v1"}')
-    client.check_connection()
+    client.get("/version")
     snapshot = client.stats.snapshot()
     assert json.loads(json.dumps(snapshot)) == {
         "requests": {"get": {"200": 1}},
@@ -666,7 +666,7 @@ def test_tls_with_unknown_ca_is_unreachable(tls_server: tuple[str, Path, Pair], 
         KubeClient(creds, clock=clock.monotonic, sleep=clock.sleep) as kube,
         pytest.raises(NoContact) as caught,
     ):
-        kube.check_connection()
+        kube.get("/version")
     assert isinstance(caught.value.cause, UnreachableError) and caught.value.cause.exit_code == 4
     message = str(caught.value.cause)
     assert message.startswith(f"{url}: TLS failure: [SSL: CERTIFICATE_VERIFY_FAILED]"), message
@@ -692,7 +692,7 @@ def test_tls_with_kubeconfig_ca_and_client_cert_sends_token_and_cert(
     (directory / "config").write_text(yaml.safe_dump(document))
     creds = load_credentials(AuthOptions(kubeconfig=str(directory / "config")), env={})
     with KubeClient(creds) as kube:
-        assert kube.check_connection() == {"gitVersion": "v1.31.0"}
+        assert kube.get("/version") == {"gitVersion": "v1.31.0"}
     assert _Handler.seen == [(f"Bearer {TOKEN}", True)]
 
 

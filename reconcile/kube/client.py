@@ -342,11 +342,6 @@ class KubeClient:
                 session.close()
             self._retired.clear()
 
-    def check_connection(self) -> dict[str, Any]:
-        """GET /version: the server's version document (`NoContact` when it is the client's first request
-        and the server cannot be reached or rejects the credentials)."""
-        return self._call("get", "GET", "/version")
-
     def get(self, path: str, *, metadata_only: bool = False) -> dict[str, Any]:
         accept = ACCEPT_METADATA if metadata_only else JSON
         return self._call("get", "GET", path, accept=accept)

@@ -100,8 +100,8 @@ class Rows(Sequence[Row]):
         return len(self._blocks) * BLOCK + len(self._open)
 
     def append(self, row: Row) -> None:
-        kind = class_of(row)
-        self._classes[kind] = self._classes.get(kind, 0) + 1
+        row_class = class_of(row)
+        self._classes[row_class] = self._classes.get(row_class, 0) + 1
         key = sort_key(row)
         if self._last is not None and key < self._last:
             self.in_order = False
