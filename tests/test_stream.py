@@ -223,3 +223,14 @@ def test_what_a_paged_list_raises_is_raised_once_and_the_stream_is_then_over() -
     with pytest.raises(RehashError):
         stream.take("c")
     assert stream.take("d") == [] and stream.over
+
+
+def test_a_page_lets_go_of_each_stretch_once_taken_or_passed_by_and_keeps_the_rest() -> None:
+    paged = Paged([item("a", "1"), item("a", "2"), item("b", "3"), item("c", "4"), item("c", "5")], [4])
+    first = paged.pages[0]
+    stream = NamespaceStream(paged)
+    taken = stream.take("b")
+    assert taken == [item("b", "3")]  # what was taken is whole; the page no longer holds it
+    assert first == [None, None, None, item("c", "4")]
+    assert [o["metadata"]["name"] for o in stream.take("c")] == ["4", "5"]
+    assert first == [None] * 4

@@ -27,11 +27,13 @@ def connect(settings: Settings, budget: Budget | None = None) -> KubeClient:
     With a `budget`, every request asks it first (the pass's one time budget)."""
     from reconcile.kube.auth import AuthOptions, load_credentials
     from reconcile.kube.client import ClientOptions
+    from reconcile.kube.page_size import GROWN_PAGE_SIZE
 
     credentials = load_credentials(AuthOptions(settings.kubeconfig, settings.context))
     options = ClientOptions(
         request_timeout=settings.request_timeout,
-        page_size=settings.page_size,
+        page_size=settings.list_page_size,
+        grown_page_size=GROWN_PAGE_SIZE if settings.page_size is None else None,
         qps=settings.qps,
         pool_size=max(4, settings.concurrency * 2),
     )

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from reconcile.config import values as v
 from reconcile.config.values import Shard, Value
+from reconcile.kube.page_size import PAGE_SIZE
 from reconcile.model.kinds import BUILTIN_KINDS, PRESET_KINDS, Kind
 from reconcile.model.references import COMPAT_NAMES
 from reconcile.model.windows import RestartWindows, parse_windows
@@ -390,8 +391,14 @@ class Settings:
         ),
         details="See [Fetch modes](#fetch-modes).",
     )
-    page_size: int = setting(
-        500, "Objects per list page (1-5000).", READING, v.integer(minimum=1, maximum=5000), ("pageSize",)
+    page_size: int | None = setting(
+        None,
+        "Objects per list page (1-5000); null: 500, and a metadata-only list read to its end asks for up to "
+        "2000 a page while its pages stay under 512 KiB.",
+        READING,
+        v.integer(minimum=1, maximum=5000, nullable=True),
+        ("pageSize",),
+        details="See [Pages that grow](performance.md#pages-that-grow).",
     )
     stream_above: int = setting(
         1000,
@@ -560,6 +567,11 @@ class Settings:
             raise ValueError(f"rollout_deadline: {self.rollout_deadline!r} is not a timedelta")
         if not all(isinstance(k, Kind) for k in self.kinds):
             raise ValueError("kinds: every entry must be a Kind")
+
+    @property
+    def list_page_size(self) -> int:
+        """Objects a list page asks for: `page_size`, or where unset the first page of a growing list."""
+        return self.page_size if self.page_size is not None else PAGE_SIZE
 
     @cached_property
     def restart_windows(self) -> RestartWindows:

@@ -59,6 +59,7 @@ from reconcile.errors import (
 )
 from reconcile.kube.ahead import Arrived, ReadAhead, give_up
 from reconcile.kube.auth import Credentials
+from reconcile.kube.page_size import PAGE_SIZE, PageLimits
 from reconcile.kube.pages import object_count, read_page
 from reconcile.kube.transport import (
     BROKEN_ANSWERS,
@@ -111,7 +112,10 @@ class ClientOptions:
     max_retries: int = 8
     backoff_base: float = 0.25
     backoff_max: float = 8.0
-    page_size: int = 500
+    page_size: int = PAGE_SIZE
+    grown_page_size: int | None = None
+    """Most objects a page of a metadata-only list read to its end asks for, growing from `page_size` by
+    the bytes of the page before (kube/page_size.py); None: every page asks for `page_size`."""
     qps: float = 0.0
     """Client-side request rate limit (token bucket); 0 means unlimited."""
     pool_size: int = 8
@@ -128,6 +132,8 @@ class ClientOptions:
         for name, value in positive.items():
             if not value > 0:
                 raise ConfigError(f"client option {name} must be > 0, got {value!r}")
+        if self.grown_page_size is not None and self.grown_page_size < self.page_size:
+            raise ConfigError("client option grown_page_size must be >= page_size")
         if self.max_retries < 0 or self.qps < 0:
             raise ConfigError("client options max_retries and qps must be >= 0")
         if self.backoff_max < self.backoff_base:
@@ -376,30 +382,41 @@ class KubeClient:
             selectors["labelSelector"] = label_selector
         if field_selector:
             selectors["fieldSelector"] = field_selector
-        paged = {**selectors, "limit": str(limit or self.options.page_size)}
+        base = limit or self.options.page_size
+        grows = read_ahead and metadata_only and limit is None
+        limits = PageLimits(base, self.options.grown_page_size if grows else None)
         accept = ACCEPT_METADATA_LIST if metadata_only else JSON
 
         decode = (_decode_metadata_page if metadata_only else _decode_page) if lazy else _decode
 
-        last_size = [0]  # the bytes of the list's last page: what its next one is expected to hold
+        expected = [0]  # the bytes the list's next page is expected to hold, from the page before it
+
+        def paged(token: str | None) -> dict[str, str]:
+            params = {**selectors, "limit": str(limits.limit)}
+            return {**params, "continue": token} if token else params
 
         def fetch(token: str | None) -> dict[str, Any]:
-            params = {**paged, "continue": token} if token else paged
-            return reach(self._respond("list", "GET", path, params=params, accept=accept))
+            return reach(self._respond("list", "GET", path, params=paged(token), accept=accept))
 
         def fetch_all() -> dict[str, Any]:
             self.stats.record_retry("410")  # counted like the retried statuses
             return decode(self._respond("list", "GET", path, params=selectors, accept=accept), "GET", path)
 
         def reach(response: requests.Response) -> dict[str, Any]:
-            last_size[0] = len(response.content)
-            return decode(response, "GET", path)
+            size = len(response.content)
+            page = decode(response, "GET", path)
+            items = page.get("items")
+            objects = len(items) if isinstance(items, list) else 0
+            expected[0] = int(size * limits.note(objects, size))
+            return page
 
         def send_ahead(token: str) -> Future[Arrived[dict[str, Any]]] | None:
-            def request() -> requests.Response:
-                return self._respond("list", "GET", path, params={**paged, "continue": token}, accept=accept)
+            params = paged(token)
 
-            return self._read_ahead.send(request, last_size[0], reach)
+            def request() -> requests.Response:
+                return self._respond("list", "GET", path, params=params, accept=accept)
+
+            return self._read_ahead.send(request, expected[0], reach)
 
         return ListPager(fetch, fetch_all, send_ahead if read_ahead else None)
 

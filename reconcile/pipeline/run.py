@@ -262,7 +262,7 @@ class PassWalk:
         """Keep a bounded share of the budget for the rollout-health checks after the pending work (of a
         sample's tally: `scale` times its count of them)."""
         groups = {key: round(n * scale) for key, n in tally.watched.items()}
-        costs = Costs(self.settings.page_size)
+        costs = Costs(self.settings.list_page_size)
         reads = sum(requests_to_read(n, self.stage.census.get(key), costs=costs) for key, n in groups.items())
         seconds = health_hold(
             reads + sum(groups.values()), request_seconds(self.settings.qps), self.settings.timeout

@@ -42,7 +42,8 @@ class NamespaceStream:
         self._chunks: Iterator[list[dict[str, Any]]] = (
             chunks() if callable(chunks) else ([item] for item in items)
         )
-        self._page: list[dict[str, Any]] = []
+        self._page: list[Any] = []
+        """The current page: its objects, each stretch None once taken or passed by."""
         self._runs: list[tuple[str, int, int]] = []
         """The current page's stretches of one namespace: (namespace, start, end)."""
         self._run = 0
@@ -89,6 +90,10 @@ class NamespaceStream:
             self._pass_head()
 
     def _pass_head(self) -> None:
+        """The head stretch is taken or passed by: its objects are let go (the page holds them no longer),
+        so a page's objects are freed as the walk goes through it, not all at its end."""
+        _namespace, start, end = self._runs[self._run]
+        self._page[start:end] = [None] * (end - start)
         self._head = False
         self._run += 1
 

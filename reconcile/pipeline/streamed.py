@@ -142,7 +142,7 @@ class StreamedBatches:
                 self.client,
                 {kind: items.total for kind, items in lists.lists.items() if kind not in lists.ended},
                 field_selector=workload_selector(self.settings),
-                page_size=self.settings.page_size,
+                page_size=self.settings.list_page_size,
             )
             while (upcoming := lists.upcoming()) is not None:
                 namespace = upcoming
@@ -242,7 +242,7 @@ class StreamedBatches:
         """The stretch's lists, opened (each sends its first request when first taken from)."""
         selector = workload_selector(self.settings)
         lists = Lists(whole={k.plural for k in self.in_full})
-        whole_page = whole_page_size(self.settings.page_size, len(lists.whole))
+        whole_page = whole_page_size(self.settings.list_page_size, len(lists.whole))
         for kind in self.kinds:
             whole = kind.plural in lists.whole
             pages = self.client.list_items(

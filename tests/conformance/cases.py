@@ -119,12 +119,12 @@ def post(path: str, body: Any, **kw: Any) -> Step:
     return Step("POST", path, body=body, **kw)
 
 
-def continue_of(step: int) -> Any:
+def continue_of(step: int, limit: int = 2) -> Any:
     """The query of a next page: the continue token of step `step`'s list."""
 
     def query(history: History) -> dict[str, str]:
         token = (history[step].body.get("metadata") or {}).get("continue", "")
-        return {"limit": "2", "continue": token}
+        return {"limit": str(limit), "continue": token}
 
     return query
 
@@ -233,6 +233,17 @@ CASES: tuple[Case, ...] = (
             Step("GET", CMS, query=continue_of(3), accept=ACCEPT_METADATA_LIST),
         ),
         "limit + continue on metadata-only lists (kube-rehash's listing)",
+    ),
+    Case(
+        "paged-list-growing-limit",
+        (
+            *(post(CMS, configmap(name)) for name in "abcdef"),
+            Step("GET", CMS, query={"limit": "2"}, accept=ACCEPT_METADATA_LIST),
+            Step("GET", CMS, query=continue_of(6, limit=3), accept=ACCEPT_METADATA_LIST),
+            Step("GET", CMS, query=continue_of(7, limit=3), accept=ACCEPT_METADATA_LIST),
+        ),
+        "a continue request asks for more objects than the page before (kube/page_size.py): the next ones, "
+        "from where the token says",
     ),
     Case(
         "object-count",

@@ -1,0 +1,52 @@
+"""How many objects each page of a list asks for: why a metadata-only list read to its end asks for more.
+
+Every page costs a request: the server's work to start a list from its `continue` token, the pass's work to
+send it and take its response (TLS, gzip, the HTTP stack, the budget's gate), and, at a rate limit, a token
+of the budget. A metadata-only list of small objects (a ConfigMap's or Secret's metadata is ~300 bytes of
+JSON) pays that per 150 KB at client-go's 500 objects a page, and a whole-cluster steady pass is nearly all
+such pages (docs/performance.md, "Pages that grow"). So where the user left `pageSize` unset, a list that
+reads ahead (one its caller reads to the end: kube/ahead.py) asks for its next page by the bytes of the page
+before: as many objects as fit in `PAGE_BYTES`, at least `PAGE_SIZE`, at most `GROWN_PAGE_SIZE`. Pages of
+objects that carry managedFields or a last-applied annotation are already larger than `PAGE_BYTES` at
+`PAGE_SIZE`, and stay there: what a page holds in memory stays bounded by bytes, not by objects.
+
+A `pageSize` the user gives is every page's size: a page never asks for more or fewer objects than that.
+The API server serves each `continue` request with its own `limit` (the token holds where the list is,
+not how it was paged).
+"""
+
+from __future__ import annotations
+
+PAGE_SIZE = 500
+"""Objects a list page asks for where `pageSize` is unset: client-go's pager's default."""
+
+GROWN_PAGE_SIZE = 2000
+"""Most objects a page of a growing list asks for."""
+
+PAGE_BYTES = 512 * 1024
+"""Response bytes (before gzip) a page of a growing list is sized for, from the page before it."""
+
+
+class PageLimits:
+    """The `limit` of each next page of one list: fixed, or growing by the bytes of the page before."""
+
+    __slots__ = ("_base", "_most", "limit")
+
+    def __init__(self, base: int, most: int | None = None) -> None:
+        self._base = base
+        self._most = max(base, most if most is not None else base)
+        self.limit = base
+        """What the next page asks for."""
+
+    @property
+    def grows(self) -> bool:
+        return self._most > self._base
+
+    def note(self, objects: int, size: int) -> float:
+        """After a page of `objects` objects in `size` bytes: the next page's limit is set; returns what
+        the next page is expected to weigh in bytes, relative to this one (1.0 for a fixed size)."""
+        before = self.limit
+        if self.grows and objects > 0 and size > 0:
+            fits = int(PAGE_BYTES * objects // size)
+            self.limit = min(self._most, max(self._base, fits))
+        return self.limit / before

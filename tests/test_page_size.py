@@ -1,0 +1,129 @@
+"""Pages that grow (kube/page_size.py): a metadata-only list read to its end asks for its next page by the
+bytes of the page before, between the first page's size and the most a page may grow to; every other list,
+and every list where the user gave `pageSize`, asks for the same size each time."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import responses
+
+from reconcile.config.fields import Settings
+from reconcile.kube import page_size
+from reconcile.kube.auth import Credentials
+from reconcile.kube.client import ClientOptions, KubeClient
+from reconcile.kube.page_size import GROWN_PAGE_SIZE, PAGE_SIZE, PageLimits
+from tests.test_kube_client import META_LIST, SERVER, creds, page  # noqa: F401 (fixtures)
+
+CONFIGMAPS = "/api/v1/configmaps"
+
+
+def test_a_fixed_limit_never_changes() -> None:
+    limits = PageLimits(500)
+    assert not limits.grows
+    assert limits.note(500, 10) == 1.0
+    assert limits.limit == 500
+
+
+@pytest.mark.parametrize(
+    ("objects", "size", "limit"),
+    [
+        (500, 150 * 1024, 1706),  # thin metadata, ~300 bytes an object: as many as fit in 512 KiB
+        (500, 100 * 1024, 2000),  # smaller still: capped at the most a page grows to
+        (500, 2 * 1024 * 1024, 500),  # managedFields, ~4 KiB an object: never below the first size
+        (0, 0, 500),  # an empty page says nothing of its objects' size
+    ],
+    ids=["thin", "capped", "heavy", "empty"],
+)
+def test_a_growing_limit_fits_the_page_bytes_between_the_first_size_and_the_most(
+    objects: int, size: int, limit: int
+) -> None:
+    limits = PageLimits(PAGE_SIZE, GROWN_PAGE_SIZE)
+    assert limits.grows
+    ratio = limits.note(objects, size)
+    assert limits.limit == limit
+    assert ratio == limit / PAGE_SIZE  # what the next page is expected to weigh, against this one
+
+
+def test_unset_page_size_is_client_go_s_default_and_a_given_one_is_kept() -> None:
+    assert Settings().page_size is None
+    assert Settings().list_page_size == PAGE_SIZE == 500
+    assert Settings(page_size=50).list_page_size == 50
+
+
+def body(names: list[str], token: str | None = None) -> str:
+    return json.dumps(page(names, token), separators=(",", ":"))
+
+
+@pytest.fixture
+def mock() -> Iterator[responses.RequestsMock]:
+    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
+        yield rsps
+
+
+def growing_client(creds: Credentials) -> KubeClient:  # noqa: F811
+    return KubeClient(creds, ClientOptions(page_size=2, grown_page_size=8))
+
+
+def test_a_metadata_list_read_ahead_asks_for_its_next_page_by_the_bytes_of_the_page_before(
+    creds: Credentials,  # noqa: F811
+    mock: responses.RequestsMock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = body(["a", "b"], "c1"), body(["c", "d", "e", "f", "g", "h"], "c2")
+    # Room for three times the first page's objects, then for twenty times the second's: capped at 8.
+    monkeypatch.setattr(page_size, "PAGE_BYTES", 3 * len(first))
+    for text in (first, second, body(["i"])):
+        mock.add(responses.GET, SERVER + CONFIGMAPS, body=text, content_type="application/json")
+    with growing_client(creds) as client:
+        items = client.list_items(CONFIGMAPS, metadata_only=True, read_ahead=True)
+        assert [item["metadata"]["name"] for item in items] == list("abcdefghi")
+        assert client.stats.snapshot()["requests"] == {"list": {"200": 3}}
+    assert [(call.request.method, call.request.url) for call in mock.calls] == [
+        ("GET", f"{SERVER}{CONFIGMAPS}?limit=2"),
+        ("GET", f"{SERVER}{CONFIGMAPS}?limit=6&continue=c1"),
+        ("GET", f"{SERVER}{CONFIGMAPS}?limit=8&continue=c2"),
+    ]
+    assert all(call.request.headers["Accept"] == META_LIST for call in mock.calls)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"metadata_only": True},  # not read ahead: its caller may stop early
+        {"metadata_only": False, "read_ahead": True},  # whole objects: their pages are bounded by objects
+        {"metadata_only": True, "read_ahead": True, "limit": 2},  # a limit the caller chose
+    ],
+    ids=["not-ahead", "whole", "chosen-limit"],
+)
+def test_every_other_list_asks_for_the_same_size_each_page(
+    creds: Credentials,  # noqa: F811
+    mock: responses.RequestsMock,
+    monkeypatch: pytest.MonkeyPatch,
+    kwargs: dict[str, Any],
+) -> None:
+    monkeypatch.setattr(page_size, "PAGE_BYTES", 1024 * 1024)
+    for text in (body(["a", "b"], "c1"), body(["c"])):
+        mock.add(responses.GET, SERVER + CONFIGMAPS, body=text, content_type="application/json")
+    with growing_client(creds) as client:
+        assert len(list(client.list_items(CONFIGMAPS, **kwargs))) == 3
+    assert [call.request.url for call in mock.calls] == [
+        f"{SERVER}{CONFIGMAPS}?limit=2",
+        f"{SERVER}{CONFIGMAPS}?limit=2&continue=c1",
+    ]
+
+
+def test_a_client_without_a_grown_size_never_grows_its_pages(
+    creds: Credentials,  # noqa: F811
+    mock: responses.RequestsMock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(page_size, "PAGE_BYTES", 1024 * 1024)
+    for text in (body(["a", "b"], "c1"), body(["c"])):
+        mock.add(responses.GET, SERVER + CONFIGMAPS, body=text, content_type="application/json")
+    with KubeClient(creds, ClientOptions(page_size=2)) as client:
+        assert len(list(client.list_items(CONFIGMAPS, metadata_only=True, read_ahead=True))) == 3
+    assert mock.calls[1].request.url == f"{SERVER}{CONFIGMAPS}?limit=2&continue=c1"
