@@ -31,12 +31,12 @@ def test_a_fixed_limit_never_changes() -> None:
 @pytest.mark.parametrize(
     ("objects", "size", "limit"),
     [
-        (500, 150 * 1024, 1706),  # thin metadata, ~300 bytes an object: as many as fit in 512 KiB
-        (500, 100 * 1024, 2000),  # smaller still: capped at the most a page grows to
+        (500, 150 * 1024, 1000),  # thin metadata, ~300 bytes an object: the most a page grows to
+        (500, 300 * 1024, 500),  # room for 853: whole pages of 500 only, so not one more
         (500, 2 * 1024 * 1024, 500),  # managedFields, ~4 KiB an object: never below the first size
         (0, 0, 500),  # an empty page says nothing of its objects' size
     ],
-    ids=["thin", "capped", "heavy", "empty"],
+    ids=["thin", "whole-pages", "heavy", "empty"],
 )
 def test_a_growing_limit_fits_the_page_bytes_between_the_first_size_and_the_most(
     objects: int, size: int, limit: int
@@ -73,14 +73,14 @@ def test_a_metadata_list_read_ahead_asks_for_its_next_page_by_the_bytes_of_the_p
     mock: responses.RequestsMock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    first, second = body(["a", "b"], "c1"), body(["c", "d", "e", "f", "g", "h"], "c2")
-    # Room for three times the first page's objects, then for twenty times the second's: capped at 8.
+    first, second = body(["a" * 200, "b" * 200], "c1"), body(["c", "d", "e", "f", "g", "h"], "c2")
+    # Room for three times the first page's objects; the second's are smaller still: capped at 8.
     monkeypatch.setattr(page_size, "PAGE_BYTES", 3 * len(first))
     for text in (first, second, body(["i"])):
         mock.add(responses.GET, SERVER + CONFIGMAPS, body=text, content_type="application/json")
     with growing_client(creds) as client:
         items = client.list_items(CONFIGMAPS, metadata_only=True, read_ahead=True)
-        assert [item["metadata"]["name"] for item in items] == list("abcdefghi")
+        assert [item["metadata"]["name"] for item in items] == ["a" * 200, "b" * 200, *"cdefghi"]
         assert client.stats.snapshot()["requests"] == {"list": {"200": 3}}
     assert [(call.request.method, call.request.url) for call in mock.calls] == [
         ("GET", f"{SERVER}{CONFIGMAPS}?limit=2"),

@@ -393,8 +393,8 @@ class Settings:
     )
     page_size: int | None = setting(
         None,
-        "Objects per list page (1-5000); null: 500, and a metadata-only list read to its end asks for up to "
-        "2000 a page while its pages stay under 512 KiB.",
+        "Objects per list page (1-5000); null: 500, and 1000 in a metadata-only list read to its end once "
+        "its pages show that 1000 of its objects fit in 512 KiB.",
         READING,
         v.integer(minimum=1, maximum=5000, nullable=True),
         ("pageSize",),

@@ -6,7 +6,10 @@ of the budget. A metadata-only list of small objects (a ConfigMap's or Secret's 
 JSON) pays that per 150 KB at client-go's 500 objects a page, and a whole-cluster steady pass is nearly all
 such pages (docs/performance.md, "Pages that grow"). So where the user left `pageSize` unset, a list that
 reads ahead (one its caller reads to the end: kube/ahead.py) asks for its next page by the bytes of the page
-before: as many objects as fit in `PAGE_BYTES`, at least `PAGE_SIZE`, at most `GROWN_PAGE_SIZE`. Pages of
+before: as many objects as fit in `PAGE_BYTES`, at least `PAGE_SIZE`, at most `GROWN_PAGE_SIZE`, in whole
+multiples of `PAGE_SIZE`. The multiples make each grown page the union of consecutive pages of a list paged at
+`PAGE_SIZE`, so the list's last page is never a smaller remainder than the fixed-size list's: the API server
+gzips only responses over 128 KiB, and a remainder just under that would travel uncompressed. Pages of
 objects that carry managedFields or a last-applied annotation are already larger than `PAGE_BYTES` at
 `PAGE_SIZE`, and stay there: what a page holds in memory stays bounded by bytes, not by objects.
 
@@ -20,7 +23,7 @@ from __future__ import annotations
 PAGE_SIZE = 500
 """Objects a list page asks for where `pageSize` is unset: client-go's pager's default."""
 
-GROWN_PAGE_SIZE = 2000
+GROWN_PAGE_SIZE = 1000
 """Most objects a page of a growing list asks for."""
 
 PAGE_BYTES = 512 * 1024
@@ -48,5 +51,5 @@ class PageLimits:
         before = self.limit
         if self.grows and objects > 0 and size > 0:
             fits = int(PAGE_BYTES * objects // size)
-            self.limit = min(self._most, max(self._base, fits))
+            self.limit = min(self._most, max(self._base, fits // self._base * self._base))
         return self.limit / before
