@@ -398,7 +398,7 @@ class Settings:
         READING,
         v.integer(minimum=1, maximum=5000, nullable=True),
         ("pageSize",),
-        details="See [Pages that grow](performance.md#pages-that-grow).",
+        details="See [Pages that grow](performance.md#pages-that-grow-issue-33).",
     )
     stream_above: int = setting(
         1000,
