@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from reconcile.errors import BudgetExhausted, RehashError
 from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
 from reconcile.model.order import namespace_order
-from reconcile.pipeline.stream import NamespaceStream, next_namespace, take_each
+from reconcile.pipeline.stream import NamespaceStream, next_namespace, runs_of, take_each
 from reconcile.policy.reads import KIND_IN_FULL_MIN, estimate_reads
 from reconcile.policy.tally import Tally, tally_of
 from reconcile.policy.triage import triage_listed
@@ -29,6 +29,19 @@ def item(namespace: str, name: str) -> dict[str, Any]:
 def in_key_order(keys: set[tuple[str, str]]) -> list[dict[str, Any]]:
     """Objects as the API server lists them: by etcd key, `namespace/name`."""
     return [item(ns, n) for ns, n in sorted(keys, key=lambda k: f"{k[0]}/{k[1]}")]
+
+
+def test_a_page_of_odd_objects_is_split_by_namespace_as_namespace_of_reads_each() -> None:
+    page: list[Any] = [
+        {"metadata": {"name": "no-namespace"}},
+        {"metadata": "not an object"},
+        {},
+        item("a", "x"),
+        {"metadata": {"namespace": 7, "name": "y"}},
+        {"metadata": {"namespace": "7", "name": "z"}},
+        item("b", "w"),
+    ]
+    assert runs_of(page) == [("", 0, 3), ("a", 3, 4), ("7", 4, 6), ("b", 6, 7)]
 
 
 @given(st.sets(st.tuples(NAME, NAME), max_size=40))
