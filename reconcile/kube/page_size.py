@@ -2,16 +2,17 @@
 
 Every page costs a request: the server's work to start a list from its `continue` token, the pass's work to
 send it and take its response (TLS, gzip, the HTTP stack, the budget's gate), and, at a rate limit, a token
-of the budget. A metadata-only list of small objects (a ConfigMap's or Secret's metadata is ~300 bytes of
-JSON) pays that per 150 KB at client-go's 500 objects a page, and a whole-cluster steady pass is nearly all
-such pages (docs/performance.md, "Pages that grow"). So where the user left `pageSize` unset, a list that
-reads ahead (one its caller reads to the end: kube/ahead.py) asks for its next page by the bytes of the page
-before: as many objects as fit in `PAGE_BYTES`, at least `PAGE_SIZE`, at most `GROWN_PAGE_SIZE`, in whole
-multiples of `PAGE_SIZE`. The multiples make each grown page the union of consecutive pages of a list paged at
-`PAGE_SIZE`, so the list's last page is never a smaller remainder than the fixed-size list's: the API server
-gzips only responses over 128 KiB, and a remainder just under that would travel uncompressed. Pages of
-objects that carry managedFields or a last-applied annotation are already larger than `PAGE_BYTES` at
-`PAGE_SIZE`, and stay there: what a page holds in memory stays bounded by bytes, not by objects.
+of the budget. A metadata-only list of small objects (a ConfigMap's or Secret's metadata is 300-600 bytes of
+JSON, its one managedFields entry included) pays that per 150-300 KB at client-go's 500 objects a page,
+and a whole-cluster steady pass is nearly all such pages (docs/performance.md, "Pages that grow"). So where
+the user left `pageSize` unset, a list that reads ahead (one its caller reads to the end: kube/ahead.py)
+asks for its next page by the bytes of the page before: as many objects as fit in `PAGE_BYTES`, at least
+`PAGE_SIZE`, at most `GROWN_PAGE_SIZE`, in whole multiples of `PAGE_SIZE`. The multiples make each grown
+page the union of consecutive pages of a list paged at `PAGE_SIZE`, so the list's last page is never a
+smaller remainder than the fixed-size list's: the API server gzips only responses over 128 KiB, and a
+remainder just under that would travel uncompressed. Pages of objects that carry a pod template's
+managedFields or a last-applied annotation are already larger than `PAGE_BYTES` at `PAGE_SIZE`, and stay
+there: what a page holds in memory stays bounded by bytes, not by objects.
 
 A `pageSize` the user gives is every page's size: a page never asks for more or fewer objects than that.
 The API server serves each `continue` request with its own `limit` (the token holds where the list is,
@@ -26,8 +27,13 @@ PAGE_SIZE = 500
 GROWN_PAGE_SIZE = 1000
 """Most objects a page of a growing list asks for."""
 
-PAGE_BYTES = 512 * 1024
-"""Response bytes (before gzip) a page of a growing list is sized for, from the page before it."""
+PAGE_BYTES = 1024 * 1024
+"""Response bytes (before gzip) a page of a growing list is sized for, from the page before it: 1,000
+objects of up to 1 KiB each. kube-apiserver's metadata-only ConfigMaps and Secrets, created with a few keys,
+are 555-593 bytes each with their one managedFields entry (measured on the test control plane, 2026-11-28:
+docs/performance.md, "Pages that grow on a real server"), so a bound of 512 KiB kept every page of a real
+server at 500; objects with a last-applied annotation or a pod template's managedFields (several KiB) stay
+there."""
 
 
 class PageLimits:
