@@ -40,7 +40,10 @@ class Read(StrEnum):
 
 @dataclass(frozen=True)
 class Costs:
-    """What the pass pays for a read: lists come `page` objects a request."""
+    """What the pass pays for a read: lists come `page` objects a request. `page` is the first page's size
+    (`pageSize`, 500 unset): a metadata list read to its end may grow to 1,000 a page (kube/page_size.py),
+    but within the bounds a list may be chosen (at most `Bound.ratio` objects per wanted one) its pages are
+    fewer than the wanted objects at either size, so the price per page never turns a choice."""
 
     page: int
 
