@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import pytest
 
 from reconcile.kube.page_size import GROWN_PAGE_SIZE
 from reconcile.policy.reads import (
+    Choice,
     Costs,
     Read,
     Way,
@@ -198,18 +202,17 @@ def test_a_first_install_whose_content_is_read_per_namespace_is_estimated_by_its
     assert estimate_reads(unread=3, first_sight=3, by_name=5, namespaces=5) == 3 + 3 + 6 + 5
 
 
-@pytest.mark.parametrize("read", list(Read))
-def test_a_choice_is_the_same_whether_the_list_s_pages_grow_or_not(read: Read) -> None:
+DECIDERS = [*(partial(choose, read) for read in Read), choose_cluster_sources]
+"""Every list-or-GET choice priced per page: each read at one collection, and a source kind cluster-wide."""
+
+
+@pytest.mark.parametrize("decide", DECIDERS, ids=[*(read.name for read in Read), "cluster-sources"])
+def test_a_choice_is_the_same_whether_the_list_s_pages_grow_or_not(decide: Callable[..., Choice]) -> None:
     """The strategy prices a list at the shipped 500 objects a page, while a metadata list read to its end
-    grows to 1,000 (kube/page_size.py). Within the bounds a list may be chosen (at most 16 objects per wanted
-    one), its pages are always fewer than the wanted objects at either size, so the price per page never
-    turns a choice: every (wanted, total) decides the same at 500 and at 1,000 a page."""
+    grows to 1,000 (kube/page_size.py). Within the bounds a list may be chosen (at most `Bound.ratio` objects
+    per wanted one), its pages are always fewer than the wanted objects at either size, so the price per page
+    never turns a choice: every (wanted, total) decides the same at 500 and at 1,000 a page."""
     grown = Costs(GROWN_PAGE_SIZE)
     for wanted in range(1, 200):
         for total in [*range(0, 40 * wanted, max(1, wanted // 3)), 40 * wanted, None]:
-            assert (
-                choose(read, wanted, total, costs=COSTS).way is choose(read, wanted, total, costs=grown).way
-            )
-            assert choose_cluster_sources(wanted, total, costs=COSTS).way is (
-                choose_cluster_sources(wanted, total, costs=grown).way
-            )
+            assert decide(wanted, total, costs=COSTS).way is decide(wanted, total, costs=grown).way
