@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from reconcile.errors import BudgetExhausted, RehashError
 from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
 from reconcile.model.order import namespace_order
-from reconcile.pipeline.stream import NamespaceStream, next_namespace, runs_of, take_each
+from reconcile.pipeline.stream import NamespaceStream, namespace_of, next_namespace, runs_of, take_each
 from reconcile.policy.reads import KIND_IN_FULL_MIN, estimate_reads
 from reconcile.policy.tally import Tally, tally_of
 from reconcile.policy.triage import triage_listed
@@ -42,6 +42,31 @@ def test_a_page_of_odd_objects_is_split_by_namespace_as_namespace_of_reads_each(
         item("b", "w"),
     ]
     assert runs_of(page) == [("", 0, 3), ("a", 3, 4), ("7", 4, 6), ("b", 6, 7)]
+
+
+ODD_METADATA = st.one_of(
+    st.fixed_dictionaries({"namespace": st.one_of(NAME, st.integers(0, 3), st.none())}),
+    st.fixed_dictionaries({"name": NAME}),
+    st.just("not an object"),
+)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(item, NAME, NAME), st.builds(lambda m: {"metadata": m}, ODD_METADATA), st.just({})
+        )
+    )
+)
+def test_a_page_is_split_into_the_stretches_namespace_of_reads_object_by_object(page: list[Any]) -> None:
+    expected: list[tuple[str, int, int]] = []
+    for index, obj in enumerate(page):
+        namespace = namespace_of(obj)
+        if expected and expected[-1][0] == namespace:
+            expected[-1] = (namespace, expected[-1][1], index + 1)
+        else:
+            expected.append((namespace, index, index + 1))
+    assert runs_of(page) == expected
 
 
 @given(st.sets(st.tuples(NAME, NAME), max_size=40))

@@ -17,6 +17,8 @@ recovers what it passed by (pipeline/streamed.py) instead of dropping it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from itertools import groupby
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from reconcile.errors import PassCut, RehashError
@@ -128,17 +130,28 @@ class NamespaceStream:
 def runs_of(page: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
     """The stretches of one namespace in a page, in order: (namespace, start, end)."""
     runs: list[tuple[str, int, int]] = []
-    current: str | None = None
     start = 0
-    for index, item in enumerate(page):
-        namespace = namespace_of(item)
-        if namespace != current:
-            if current is not None:
-                runs.append((current, start, index))
-            current, start = namespace, index
-    if current is not None:
-        runs.append((current, start, len(page)))
+    for namespace, stretch in groupby(namespaces_of(page)):
+        end = start + len(list(stretch))
+        runs.append((namespace, start, end))
+        start = end
     return runs
+
+
+_METADATA = itemgetter("metadata")
+_NAMESPACE = itemgetter("namespace")
+
+
+def namespaces_of(page: list[dict[str, Any]]) -> list[str]:
+    """`namespace_of` each object of a page. Every object of a steady pass's lists passes here: a page of
+    well-formed objects is read by C code alone, and any other page object by object."""
+    try:
+        namespaces: list[Any] = list(map(_NAMESPACE, map(_METADATA, page)))
+        if all(namespace.__class__ is str for namespace in set(namespaces)):  # a page holds few namespaces
+            return namespaces
+    except (KeyError, TypeError):  # an object without metadata or namespace, or not a mapping
+        pass
+    return list(map(namespace_of, page))
 
 
 K = TypeVar("K")
