@@ -44,9 +44,14 @@ def test_a_page_of_odd_objects_is_split_by_namespace_as_namespace_of_reads_each(
     assert runs_of(page) == [("", 0, 3), ("a", 3, 4), ("7", 4, 6), ("b", 6, 7)]
 
 
+class OtherMapping(dict[str, Any]):
+    """A metadata that is a mapping but not a `dict`: `namespace_of` reads no namespace from it."""
+
+
 ODD_METADATA = st.one_of(
     st.fixed_dictionaries({"namespace": st.one_of(NAME, st.integers(0, 3), st.none())}),
     st.fixed_dictionaries({"name": NAME}),
+    st.builds(lambda ns: OtherMapping(namespace=ns), NAME),
     st.just("not an object"),
 )
 

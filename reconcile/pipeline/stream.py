@@ -143,12 +143,15 @@ _NAMESPACE = itemgetter("namespace")
 
 
 def namespaces_of(page: list[dict[str, Any]]) -> list[str]:
-    """`namespace_of` each object of a page. Every object of a steady pass's lists passes here: a page of
-    well-formed objects is read by C code alone, and any other page object by object."""
+    """`namespace_of` each object of a page. Every object of a steady pass's lists passes here: a page whose
+    objects all have a `dict` metadata holding a `str` namespace is read by C code alone, any other page
+    object by object."""
     try:
-        namespaces: list[Any] = list(map(_NAMESPACE, map(_METADATA, page)))
-        if all(namespace.__class__ is str for namespace in set(namespaces)):  # a page holds few namespaces
-            return namespaces
+        metadatas = list(map(_METADATA, page))
+        if set(map(type, metadatas)) <= {dict}:
+            namespaces: list[Any] = list(map(_NAMESPACE, metadatas))
+            if set(map(type, namespaces)) <= {str}:
+                return namespaces
     except (KeyError, TypeError):  # an object without metadata or namespace, or not a mapping
         pass
     return list(map(namespace_of, page))
