@@ -16,6 +16,7 @@ from reconcile.kube import page_size
 from reconcile.kube.auth import Credentials
 from reconcile.kube.client import ClientOptions, KubeClient
 from reconcile.kube.page_size import GROWN_PAGE_SIZE, PAGE_SIZE, PageLimits
+from reconcile.kube.pages import read_metadata_page
 from tests.test_kube_client import META_LIST, SERVER, creds, page  # noqa: F401 (fixtures)
 
 CONFIGMAPS = "/api/v1/configmaps"
@@ -29,22 +30,24 @@ def test_a_fixed_limit_never_changes() -> None:
 
 
 @pytest.mark.parametrize(
-    ("objects", "size", "limit"),
+    ("objects", "size", "kept", "limit"),
     [
-        (500, 150 * 1024, 1000),  # thin metadata, ~300 bytes an object: the most a page grows to
-        (500, 290_000, 1000),  # kube-apiserver's, one managedFields entry each (~580 bytes): the same
-        (500, 600 * 1024, 500),  # room for 853: whole pages of 500 only, so not one more
-        (500, 2 * 1024 * 1024, 500),  # a pod template's managedFields, ~4 KiB each: never below the first
-        (0, 0, 500),  # an empty page says nothing of its objects' size
+        (500, 150 * 1024, None, 1000),  # thin metadata, ~300 bytes an object: the most a page grows to
+        (500, 290_000, 150_000, 1000),  # kube-apiserver's, half of each (~580 bytes) one managedFields entry
+        (500, 300_000, None, 500),  # ~600 bytes kept of each (the simulator's workloads): room for 873
+        (500, 290_000, 290_000, 500),  # the same response with nothing dropped: what it keeps bounds it
+        (500, 600 * 1024, 200 * 1024, 500),  # kept small, but room for 853 responses: whole pages only
+        (500, 2 * 1024 * 1024, 100_000, 500),  # a pod template's managedFields, ~4 KiB each: never below
+        (0, 0, 0, 500),  # an empty page says nothing of its objects' size
     ],
-    ids=["thin", "real-server", "whole-pages", "heavy", "empty"],
+    ids=["thin", "real-server", "kept-bytes", "real-server-unslimmed", "response-bytes", "heavy", "empty"],
 )
-def test_a_growing_limit_fits_the_page_bytes_between_the_first_size_and_the_most(
-    objects: int, size: int, limit: int
+def test_a_growing_limit_fits_the_response_and_kept_bytes_between_the_first_size_and_the_most(
+    objects: int, size: int, kept: int | None, limit: int
 ) -> None:
     limits = PageLimits(PAGE_SIZE, GROWN_PAGE_SIZE)
     assert limits.grows
-    ratio = limits.note(objects, size)
+    ratio = limits.note(objects, size, kept)
     assert limits.limit == limit
     assert ratio == limit / PAGE_SIZE  # what the next page is expected to weigh, against this one
 
@@ -89,6 +92,32 @@ def test_a_metadata_list_read_ahead_asks_for_its_next_page_by_the_bytes_of_the_p
         ("GET", f"{SERVER}{CONFIGMAPS}?limit=8&continue=c2"),
     ]
     assert all(call.request.headers["Accept"] == META_LIST for call in mock.calls)
+
+
+def test_a_metadata_list_s_next_page_is_bounded_by_what_it_keeps_of_the_page_before(
+    creds: Credentials,  # noqa: F811
+    mock: responses.RequestsMock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Items whose managedFields are most of their response: the response would let the next page grow
+    to the most (8), what the pass keeps of them lets it grow to three times the first page's 2."""
+    first = page(["a", "b"], "c1")
+    for item in first["items"]:
+        fields = {"f:data": {"f:" + "k" * 400: {}}}
+        item["metadata"]["managedFields"] = [{"manager": "kubectl", "fieldsV1": fields}]
+    text = json.dumps(first, separators=(",", ":"))
+    kept = read_metadata_page(text)[1]
+    assert kept < len(text) / 2
+    monkeypatch.setattr(page_size, "PAGE_BYTES", 10 * len(text))
+    monkeypatch.setattr(page_size, "KEPT_BYTES", 3 * kept)
+    for reply in (text, body(["c"])):
+        mock.add(responses.GET, SERVER + CONFIGMAPS, body=reply, content_type="application/json")
+    with growing_client(creds) as client:
+        assert len(list(client.list_items(CONFIGMAPS, metadata_only=True, read_ahead=True))) == 3
+    assert [call.request.url for call in mock.calls] == [
+        f"{SERVER}{CONFIGMAPS}?limit=2",
+        f"{SERVER}{CONFIGMAPS}?limit=6&continue=c1",
+    ]
 
 
 @pytest.mark.parametrize(

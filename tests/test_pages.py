@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconcile.kube.pages import LAST_APPLIED, LazyItems, read_page
+from reconcile.kube.pages import LAST_APPLIED, LazyItems, read_metadata_page, read_page
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 values = st.recursive(
@@ -82,7 +82,7 @@ def test_a_metadata_only_page_drops_managed_fields_and_last_applied_and_keeps_th
         }
     }
     text = json.dumps({"metadata": {"continue": "t"}, "items": [item, {"metadata": {"name": "é"}}]})
-    slim = read_page(text, slim=True)
+    slim = read_metadata_page(text)[0]
     assert list(slim["items"]) == [
         {"metadata": {"name": "app", "uid": "u", "annotations": {"kube-rehash.io/ignore": "true"}}},
         {"metadata": {"name": "é"}},
@@ -124,7 +124,7 @@ def test_a_slim_page_is_json_loads_less_managed_fields_and_last_applied_decoded_
     listed: list[Any], indent: int | None
 ) -> None:
     text = json.dumps({"kind": "PartialObjectMetadataList", "metadata": {"continue": "t"}, "items": listed})
-    slim = read_page(text, slim=True)
+    slim = read_metadata_page(text)[0]
     assert isinstance(slim["items"], list)  # decoded once: no second walk of the text
     expected = json.loads(text)
     expected["items"] = [
@@ -136,9 +136,9 @@ def test_a_slim_page_is_json_loads_less_managed_fields_and_last_applied_decoded_
 
 def test_a_slim_page_with_nothing_to_drop_is_exactly_json_loads() -> None:
     text = json.dumps({"metadata": {}, "items": [{"metadata": {"name": "a", "annotations": {"x": "1"}}}]})
-    assert read_page(text, slim=True) == json.loads(text)
+    assert read_metadata_page(text)[0] == json.loads(text)
     with pytest.raises(ValueError, match="not a JSON object"):
-        read_page("[]", slim=True)
+        read_metadata_page("[]")
 
 
 def test_the_items_of_a_slim_page_share_their_key_strings() -> None:
@@ -146,8 +146,49 @@ def test_the_items_of_a_slim_page_share_their_key_strings() -> None:
     item = {
         "metadata": {"name": "a", "labels": {"app": "x"}, "annotations": {"team": "t"}, "managedFields": []}
     }
-    first, second = read_page(json.dumps({"items": [item, item]}), slim=True)["items"]
+    first, second = read_metadata_page(json.dumps({"items": [item, item]}))[0]["items"]
     one, other = first["metadata"], second["metadata"]
     for left, right in ((first, second), (one, other), (one["labels"], other["labels"])):
         assert all(a is b for a, b in zip(left, right, strict=True))
     assert all(a is b for a, b in zip(one["annotations"], other["annotations"], strict=True))
+
+
+def api_server_item(name: str, managed: list[Any], annotations: dict[str, str]) -> dict[str, Any]:
+    """A PartialObjectMetadata as kube-apiserver writes it: managedFields last in metadata, metadata last."""
+    metadata: dict[str, Any] = {"name": name, "namespace": "web", "uid": "u-" + name}
+    if annotations:
+        metadata["annotations"] = annotations
+    if managed:
+        metadata["managedFields"] = managed
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": metadata}
+
+
+def test_a_thin_metadata_page_keeps_all_its_text() -> None:
+    text = json.dumps({"metadata": {}, "items": [api_server_item("a", [], {"team": "t"})]})
+    assert read_metadata_page(text)[1] == len(text)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.text(min_size=1, max_size=8),
+            managed,
+            st.dictionaries(st.sampled_from([LAST_APPLIED, "kube-rehash.io/watch", "team"]), st.text()),
+        ),
+        max_size=6,
+    )
+)
+def test_what_a_metadata_page_keeps_is_about_its_text_less_what_it_drops(
+    listed: list[tuple[str, list[Any], dict[str, str]]],
+) -> None:
+    """On pages as the API server writes them (compact, managedFields last), the kept length is at most
+    the page's text, and at least the slim page written back less one character an item (the estimate
+    counts the closing braces after managedFields and not the comma before it)."""
+    items = [api_server_item(*i) for i in listed]
+    text = write_compact({"kind": "PartialObjectMetadataList", "metadata": {}, "items": items})
+    slim, kept = read_metadata_page(text)
+    assert len(write_compact(slim)) - len(listed) <= kept <= len(text)
+
+
+def write_compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

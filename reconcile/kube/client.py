@@ -60,7 +60,7 @@ from reconcile.errors import (
 from reconcile.kube.ahead import Arrived, ReadAhead, give_up
 from reconcile.kube.auth import Credentials
 from reconcile.kube.page_size import PAGE_SIZE, PageLimits
-from reconcile.kube.pages import object_count, read_page
+from reconcile.kube.pages import object_count, read_metadata_page, read_page
 from reconcile.kube.transport import (
     BROKEN_ANSWERS,
     CUT_OFF_ANSWERS,
@@ -387,7 +387,7 @@ class KubeClient:
         limits = PageLimits(base, self.options.grown_page_size if grows else None)
         accept = ACCEPT_METADATA_LIST if metadata_only else JSON
 
-        decode = (_decode_metadata_page if metadata_only else _decode_page) if lazy else _decode
+        decode = (_decode_metadata_page if metadata_only else _decode_page) if lazy else _decode_whole
 
         expected = [0]  # the bytes the list's next page is expected to hold, from the page before it
 
@@ -400,14 +400,15 @@ class KubeClient:
 
         def fetch_all() -> dict[str, Any]:
             self.stats.record_retry("410")  # counted like the retried statuses
-            return decode(self._respond("list", "GET", path, params=selectors, accept=accept), "GET", path)
+            response = self._respond("list", "GET", path, params=selectors, accept=accept)
+            return decode(response, "GET", path)[0]
 
         def reach(response: requests.Response) -> dict[str, Any]:
             size = len(response.content)
-            page = decode(response, "GET", path)
+            page, kept = decode(response, "GET", path)
             items = page.get("items")
             objects = len(items) if isinstance(items, list) else 0
-            expected[0] = int(size * limits.note(objects, size))
+            expected[0] = int(size * limits.note(objects, size, kept))
             return page
 
         def send_ahead(token: str) -> Future[Arrived[dict[str, Any]]] | None:
@@ -715,22 +716,31 @@ def _decode(response: requests.Response, method: str, path: str) -> dict[str, An
     return document
 
 
-def _decode_page(
-    response: requests.Response, method: str, path: str, *, slim: bool = False
-) -> dict[str, Any]:
-    """A list page whose items are decoded as they are iterated (JSON is UTF-8: RFC 8259); `slim`: a
-    metadata-only page, decoded once, its items without managedFields and last-applied annotation
-    (kube/pages.py)."""
+def _decode_whole(response: requests.Response, method: str, path: str) -> tuple[dict[str, Any], int]:
+    """A list page decoded at once, and its length: all of it is kept."""
+    return _decode(response, method, path), len(response.content)
+
+
+def _decode_page(response: requests.Response, method: str, path: str) -> tuple[dict[str, Any], int]:
+    """A list page whose items are decoded as they are iterated (JSON is UTF-8: RFC 8259), and its
+    length: its text is kept while they are."""
     if not response.content:
-        return {}
+        return {}, 0
     try:
-        return read_page(response.content.decode("utf-8"), slim=slim)
+        return read_page(response.content.decode("utf-8")), len(response.content)
     except ValueError:  # UnicodeDecodeError and JSONDecodeError included
         raise _not_an_object(response, method, path) from None
 
 
-def _decode_metadata_page(response: requests.Response, method: str, path: str) -> dict[str, Any]:
-    return _decode_page(response, method, path, slim=True)
+def _decode_metadata_page(response: requests.Response, method: str, path: str) -> tuple[dict[str, Any], int]:
+    """A metadata-only page decoded once, its items without managedFields and last-applied annotation,
+    and the length of the text it keeps (kube/pages.py)."""
+    if not response.content:
+        return {}, 0
+    try:
+        return read_metadata_page(response.content.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
+        raise _not_an_object(response, method, path) from None
 
 
 def _not_an_object(response: requests.Response, method: str, path: str) -> ApiError:

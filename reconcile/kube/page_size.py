@@ -6,13 +6,19 @@ of the budget. A metadata-only list of small objects (a ConfigMap's or Secret's 
 JSON, its one managedFields entry included) pays that per 150-300 KB at client-go's 500 objects a page,
 and a whole-cluster steady pass is nearly all such pages (docs/performance.md, "Pages that grow"). So where
 the user left `pageSize` unset, a list that reads ahead (one its caller reads to the end: kube/ahead.py)
-asks for its next page by the bytes of the page before: as many objects as fit in `PAGE_BYTES`, at least
-`PAGE_SIZE`, at most `GROWN_PAGE_SIZE`, in whole multiples of `PAGE_SIZE`. The multiples make each grown
-page the union of consecutive pages of a list paged at `PAGE_SIZE`, so the list's last page is never a
-smaller remainder than the fixed-size list's: the API server gzips only responses over 128 KiB, and a
-remainder just under that would travel uncompressed. Pages of objects that carry a pod template's
-managedFields or a last-applied annotation are already larger than `PAGE_BYTES` at `PAGE_SIZE`, and stay
-there: what a page holds in memory stays bounded by bytes, not by objects.
+asks for its next page by the bytes of the page before: as many objects as fit both in `PAGE_BYTES` of
+response and in `KEPT_BYTES` of what the pass keeps of them (the page without the managedFields and
+last-applied annotation it drops: kube/pages.py), at least `PAGE_SIZE`, at most `GROWN_PAGE_SIZE`, in whole
+multiples of `PAGE_SIZE`. The multiples make each grown page the union of consecutive pages of a list paged
+at `PAGE_SIZE`, so the list's last page is never a smaller remainder than the fixed-size list's: the API
+server gzips only responses over 128 KiB, and a remainder just under that would travel uncompressed. The
+two bounds are the two costs of a page: its response text is alive while it is decoded, and what it keeps
+is alive while the pass walks it and the next page is read ahead. So a real server's ConfigMaps and
+Secrets (~580 bytes of response each, half of it one managedFields entry) grow to `GROWN_PAGE_SIZE`, while
+objects whose kept metadata is over 512 bytes (the benchmark simulator's workloads, ~600 bytes of
+annotations and labels) stay at `PAGE_SIZE`, and so do objects that carry a pod template's managedFields or
+a last-applied annotation (several KiB each): what a page holds in memory stays bounded by bytes, not by
+objects.
 
 A `pageSize` the user gives is every page's size: a page never asks for more or fewer objects than that.
 The API server serves each `continue` request with its own `limit` (the token holds where the list is,
@@ -35,6 +41,13 @@ docs/performance.md, "Pages that grow on a real server"), so a bound of 512 KiB 
 server at 500; objects with a last-applied annotation or a pod template's managedFields (several KiB) stay
 there."""
 
+KEPT_BYTES = 512 * 1024
+"""Bytes of text a page of a growing list keeps once its items are slimmed, from the page before it:
+1,000 objects of up to 512 bytes each. Bounded apart from `PAGE_BYTES` because the kept items are what
+stays alive: a 1 MiB bound alone grew the simulator's workload pages (~600 bytes each, nothing to drop) to
+1,000 objects and the 10x steady pass's peak RSS by 4 MiB (52.7-53.1 against 48.6-49.3 MiB:
+docs/performance.md, "Memory")."""
+
 
 class PageLimits:
     """The `limit` of each next page of one list: fixed, or growing by the bytes of the page before."""
@@ -51,11 +64,15 @@ class PageLimits:
     def grows(self) -> bool:
         return self._most > self._base
 
-    def note(self, objects: int, size: int) -> float:
-        """After a page of `objects` objects in `size` bytes: the next page's limit is set; returns what
-        the next page is expected to weigh in bytes, relative to this one (1.0 for a fixed size)."""
+    def note(self, objects: int, size: int, kept: int | None = None) -> float:
+        """After a page of `objects` objects in `size` bytes of which the pass keeps `kept` (all of them
+        when not given): the next page's limit is set; returns what the next page is expected to weigh in
+        bytes, relative to this one (1.0 for a fixed size)."""
         before = self.limit
+        kept = size if kept is None else kept
         if self.grows and objects > 0 and size > 0:
-            fits = int(PAGE_BYTES * objects // size)
+            fits = PAGE_BYTES * objects // size
+            if kept > 0:
+                fits = min(fits, KEPT_BYTES * objects // kept)
             self.limit = min(self._most, max(self._base, fits // self._base * self._base))
         return self.limit / before

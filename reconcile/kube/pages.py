@@ -8,7 +8,7 @@ object from the response text when the caller reaches it. Measured on the benchm
 pass's peak RSS falls as it would with pages of 100 objects, without the extra requests (docs/performance.md,
 "Memory").
 
-A metadata-only page (`read_page(text, slim=True)`) is small once decoded (no pod specs), so it is decoded
+A metadata-only page (`read_metadata_page`) is small once decoded (no pod specs), so it is decoded
 once, as the steady pass's floor does, and its `items` are a plain list: walking the text a second time
 to decode each item again cost as much CPU as the first decoding (docs/performance.md, "Steady-pass CPU").
 Its items are kept without what no reader of a metadata-only item needs and what dominates one on a real
@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
+from operator import itemgetter
 from sys import intern
 from typing import Any
 
@@ -37,6 +38,7 @@ _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
 _WHITESPACE = " \t\n\r"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+_VALUE = itemgetter(0)
 
 
 class LazyItems:
@@ -49,28 +51,61 @@ class LazyItems:
         self._start = start
 
     def __iter__(self) -> Iterator[Any]:
-        return _elements(self._text, self._start)[0]
+        return map(_VALUE, _elements(self._text, self._start)[0])
 
 
-def read_page(text: str, *, slim: bool = False) -> dict[str, Any]:
+def read_page(text: str) -> dict[str, Any]:
     """The page as a dict; ValueError when it is not a JSON object. Its `items` (when an array) are a
-    `LazyItems`, whose array is walked once here to find what follows it, one element at a time; `slim`
-    (a metadata-only page): a list of the items decoded once, without their managedFields and
-    last-applied annotation."""
-    if slim:
-        return _slim_page(text)
+    `LazyItems`, whose array is walked once here to find what follows it, one element at a time."""
     return _read_members(text, _lazy_items)
 
 
-def _slim_page(text: str) -> dict[str, Any]:
-    """A metadata-only page decoded once: in one call when no item carries what `slim_item` drops (the
-    thin shape: nothing to drop), else item by item, each slimmed at once."""
+def read_metadata_page(text: str) -> tuple[dict[str, Any], int]:
+    """A metadata-only page decoded once, its `items` a list without their managedFields and last-applied
+    annotation (ValueError when it is not a JSON object); and the length of the text it keeps: all of it
+    but the dropped members' text (estimated by `_dropped_length`), what sizes the list's next page in
+    memory (kube/page_size.py). Decoded in one call when no item carries what `slim_item` drops (the thin
+    shape: nothing to drop), else item by item, each slimmed at once."""
     if '"managedFields"' not in text and LAST_APPLIED not in text:
         page = json.loads(text)
         if not isinstance(page, dict):
             raise ValueError("not a JSON object")
-        return page
-    return _read_members(text, _slim_items)
+        return page, len(text)
+    dropped = [0]
+
+    def read_items(text: str, at: int) -> tuple[list[Any], int]:
+        elements, end = _elements(text, at)
+        kept: list[Any] = []
+        start = at
+        for item, stop in elements:
+            dropped[0] += _dropped_length(text, start, stop, item)
+            kept.append(slim_item(item))
+            start = stop
+        return kept, end[0]
+
+    page = _read_members(text, read_items)
+    return page, len(text) - dropped[0]
+
+
+def _dropped_length(text: str, start: int, stop: int, item: Any) -> int:
+    """About how much of an item's text, `text[start:stop]`, is what `slim_item` drops. The API server
+    writes `managedFields` as the last member of an object's metadata and `metadata` as the last member
+    of a PartialObjectMetadata, so the text from the last `"managedFields"` key to the item's end is that
+    member (found by C code, not decoded a second time); the last-applied annotation is about as long as
+    its decoded value (its escapes make the text a little longer: the estimate errs toward keeping)."""
+    metadata = item.get("metadata") if isinstance(item, dict) else None
+    if not isinstance(metadata, dict):
+        return 0
+    cut = 0
+    if "managedFields" in metadata:
+        at = text.rfind('"managedFields"', start, stop)
+        cut += stop - at if at >= 0 else 0
+    annotations = metadata.get("annotations")
+    if isinstance(annotations, dict):
+        applied = annotations.get(LAST_APPLIED)
+        if isinstance(applied, str):
+            cut += len(LAST_APPLIED) + len(applied)
+    return min(cut, stop - start)
 
 
 def slim_item(item: Any) -> Any:
@@ -109,11 +144,6 @@ def _lazy_items(text: str, at: int) -> tuple[LazyItems, int]:
     return LazyItems(text, at), end[0]
 
 
-def _slim_items(text: str, at: int) -> tuple[list[Any], int]:
-    elements, end = _elements(text, at)
-    return [slim_item(element) for element in elements], end[0]
-
-
 def _read_members(text: str, read_items: Callable[[str, int], tuple[Any, int]]) -> dict[str, Any]:
     """The JSON object in `text`, member by member; an `items` array is read by `read_items(text, at)`,
     which returns its value and the index after it."""
@@ -142,19 +172,19 @@ def _read_members(text: str, read_items: Callable[[str, int], tuple[Any, int]]) 
         at = _skip(text, at + 1)
 
 
-def _elements(text: str, start: int) -> tuple[Iterator[Any], list[int]]:
-    """The elements of the array at `start`, decoded lazily, and a cell holding the index after it once
-    the iterator is exhausted."""
+def _elements(text: str, start: int) -> tuple[Iterator[tuple[Any, int]], list[int]]:
+    """The elements of the array at `start`, decoded lazily, each with the index after its text; and a
+    cell holding the index after the array once the iterator is exhausted."""
     end = [start]
 
-    def walk() -> Iterator[Any]:
+    def walk() -> Iterator[tuple[Any, int]]:
         at = _skip(text, start + 1)
         if text[at : at + 1] == "]":
             end[0] = at + 1
             return
         while True:
             value, at = _DECODER.raw_decode(text, at)
-            yield value
+            yield value, at
             after = text[at : at + 1]
             if after not in ",]":  # whitespace (or the end: `after` empty, `_skip` finds nothing)
                 at = _skip(text, at)
