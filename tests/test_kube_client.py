@@ -827,6 +827,30 @@ def test_a_list_page_that_is_not_json_fails_the_list_as_an_invalid_response(
     assert caught.value.reason == "InvalidResponse"
 
 
+@pytest.mark.parametrize("metadata_only", [False, True], ids=["whole-objects", "metadata-only"])
+@pytest.mark.parametrize(
+    "body",
+    [b'{"items": [{"metadata": {}}, oops]}', b'{"items": []}x', b"[]", b'{"items": ["\xff"]}'],
+    ids=["broken-item", "extra-data", "an-array", "not-utf-8"],
+)
+def test_a_list_page_either_decoder_cannot_read_fails_the_list_as_an_invalid_response(
+    client: KubeClient, mock: responses.RequestsMock, metadata_only: bool, body: bytes
+) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, body=body, content_type="application/json")
+    with pytest.raises(ApiError) as caught:
+        list(client.list_items(DEPLOYS, metadata_only=metadata_only))
+    assert (caught.value.code, caught.value.reason, caught.value.method) == (200, "InvalidResponse", "GET")
+
+
+@pytest.mark.parametrize("metadata_only", [False, True], ids=["whole-objects", "metadata-only"])
+def test_an_empty_list_page_is_an_empty_list(
+    client: KubeClient, mock: responses.RequestsMock, metadata_only: bool
+) -> None:
+    mock.add(responses.GET, SERVER + DEPLOYS, body=b"")
+    assert list(client.list_items(DEPLOYS, metadata_only=metadata_only)) == []
+    assert len(mock.calls) == 1
+
+
 def test_list_items_decodes_each_page_item_by_item_from_its_text(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:

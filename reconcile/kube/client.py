@@ -722,23 +722,29 @@ def _decode_whole(response: requests.Response, method: str, path: str) -> tuple[
 
 
 def _decode_page(response: requests.Response, method: str, path: str) -> tuple[dict[str, Any], int]:
-    """A list page whose items are decoded as they are iterated (JSON is UTF-8: RFC 8259), and its
-    length: its text is kept while they are."""
-    if not response.content:
-        return {}, 0
-    try:
-        return read_page(response.content.decode("utf-8")), len(response.content)
-    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
-        raise _not_an_object(response, method, path) from None
+    """A list page whose items are decoded as they are iterated, and its length: its text is kept while
+    they are."""
+    return _decode_text(response, method, path, lambda text: (read_page(text), len(response.content)))
 
 
 def _decode_metadata_page(response: requests.Response, method: str, path: str) -> tuple[dict[str, Any], int]:
     """A metadata-only page decoded once, its items without managedFields and last-applied annotation,
     and the length of the text it keeps (kube/pages.py)."""
+    return _decode_text(response, method, path, read_metadata_page)
+
+
+def _decode_text(
+    response: requests.Response,
+    method: str,
+    path: str,
+    read: Callable[[str], tuple[dict[str, Any], int]],
+) -> tuple[dict[str, Any], int]:
+    """`read` of the body as text (JSON is UTF-8: RFC 8259); an empty body is an empty page, and a body
+    that is not UTF-8 or not a JSON object is the server's error, as `_decode` reports it."""
     if not response.content:
         return {}, 0
     try:
-        return read_metadata_page(response.content.decode("utf-8"))
+        return read(response.content.decode("utf-8"))
     except ValueError:  # UnicodeDecodeError and JSONDecodeError included
         raise _not_an_object(response, method, path) from None
 
