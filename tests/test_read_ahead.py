@@ -214,3 +214,50 @@ def test_a_page_sent_ahead_is_reached_or_discarded_once() -> None:
     with pytest.raises(RuntimeError):
         arrived()
     reader.close()
+
+
+def test_a_started_list_requests_its_first_page_before_the_caller_reaches_it_once_the_server_answered(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    """Lists walked in step start together: each first page travels while the caller works on another."""
+    secrets = "/api/v1/secrets"
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["a"]))
+    mock.add(responses.GET, SERVER + secrets, json=page(["s1", "s2"], "c1"))
+    mock.add(responses.GET, SERVER + secrets, json=page(["s3"]))
+    assert names(client.list_items(CONFIGMAPS, metadata_only=True, read_ahead=True)) == ["a"]
+    items = client.list_items(secrets, metadata_only=True, limit=2, read_ahead=True)
+    items.start()
+    items.start()  # once
+    wait_for_calls(mock, 2)
+    assert [call.request.url for call in mock.calls] == [
+        f"{SERVER}{CONFIGMAPS}?limit=500",
+        f"{SERVER}{secrets}?limit=2",  # sent before the caller took an item of it
+    ]
+    assert names(items) == ["s1", "s2", "s3"]
+    assert mock.calls[2].request.url == f"{SERVER}{secrets}?limit=2&continue=c1"
+    assert client.stats.snapshot()["requests"] == {"list": {"200": 3}}
+
+
+def test_a_list_started_before_the_server_first_answered_sends_nothing_ahead_the_first_contact_goes_alone(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["a"]))
+    items = client.list_items(CONFIGMAPS, metadata_only=True, read_ahead=True)
+    items.start()
+    time.sleep(0.1)
+    assert len(mock.calls) == 0  # requested by the caller when it reaches the page
+    assert names(items) == ["a"] and len(mock.calls) == 1
+
+
+def test_an_error_of_a_first_page_started_ahead_is_raised_where_the_caller_reaches_it(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    secrets = "/api/v1/secrets"
+    mock.add(responses.GET, SERVER + CONFIGMAPS, json=page(["a"]))
+    mock.add(responses.GET, SERVER + secrets, json=status(403, "Forbidden", "no list"), status=403)
+    assert names(client.list_items(CONFIGMAPS, metadata_only=True, read_ahead=True)) == ["a"]
+    items = client.list_items(secrets, metadata_only=True, read_ahead=True)
+    items.start()
+    wait_for_calls(mock, 2)
+    with pytest.raises(Forbidden):
+        next(items)

@@ -70,6 +70,7 @@ from reconcile.kube.transport import (
     connection_cause,
     describe_error,
     never_connected,
+    read_body,
 )
 
 log = logging.getLogger(__name__)
@@ -163,7 +164,7 @@ class ListPager(Iterator[dict[str, Any]]):
         self,
         fetch: Callable[[str | None], dict[str, Any]],
         fetch_all: Callable[[], dict[str, Any]],
-        send_ahead: Callable[[str], Future[Arrived[dict[str, Any]]] | None] | None = None,
+        send_ahead: Callable[[str | None], Future[Arrived[dict[str, Any]]] | None] | None = None,
     ) -> None:
         self._fetch = fetch
         self._fetch_all = fetch_all
@@ -215,6 +216,12 @@ class ListPager(Iterator[dict[str, Any]]):
         self.held = False
         self._ahead()
 
+    def start(self) -> None:
+        """Send the first page's request ahead now (where pages are sent ahead), before the caller reaches
+        it: a caller opening several lists it will walk in step has their first pages travel together."""
+        if self._send_ahead is not None and self._token is None and self._pending is None and not self._done:
+            self._pending = self._send_ahead(None)
+
     def _ahead(self) -> None:
         if self._send_ahead is not None and self._token is not None and self._pending is None:
             self._pending = self._send_ahead(self._token)
@@ -265,6 +272,14 @@ class ListedItems(Iterator[dict[str, Any]]):
     def go_on(self) -> None:
         """After `size`: the list is read on, its next page sent ahead now where it reads ahead."""
         self._pager.release()
+
+    def start(self) -> None:
+        """Before the first item is taken: its page is requested now, on a read-ahead thread, where the list
+        reads ahead (`ListPager.start`) and the server has accepted the credentials once (before that, the
+        page is requested when reached: the first contact goes alone). A list its caller may not read costs
+        that page all the same."""
+        if not self.read:
+            self._pager.start()
 
     def chunks(self) -> Iterator[list[dict[str, Any]]]:
         """The same items, a decoded page at a time (an object at a time where a page's items are decoded
@@ -411,7 +426,9 @@ class KubeClient:
             expected[0] = int(size * limits.note(objects, size, kept))
             return page
 
-        def send_ahead(token: str) -> Future[Arrived[dict[str, Any]]] | None:
+        def send_ahead(token: str | None) -> Future[Arrived[dict[str, Any]]] | None:
+            if token is None and not self._accepted:  # the first contact goes alone (`_respond`)
+                return None
             params = paged(token)
 
             def request() -> requests.Response:
@@ -572,7 +589,9 @@ class KubeClient:
                     data=data,
                     headers=self._headers(accept, content_type),
                     timeout=timeout,
+                    stream=True,
                 )
+                read_body(response)
             except requests.exceptions.SSLError as exc:
                 self.stats.record_request(verb, "error")
                 trust = self._credentials.trust

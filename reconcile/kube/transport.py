@@ -37,6 +37,15 @@ class ServerNameAdapter(HTTPAdapter):
         return super().proxy_manager_for(proxy, **proxy_kwargs)
 
 
+def read_body(response: requests.Response) -> None:
+    """Read a streamed response's whole body now, as `requests` does for a request that does not stream,
+    but in one read rather than in 10 KiB pieces. Each piece takes the GIL back from the pass's one busy
+    thread, so a page read ahead in pieces arrives late, and every handover stalls that thread
+    (docs/performance.md, "Pages sent ahead"). The errors are `requests`' own, as without streaming."""
+    # `_content` is the attribute `Response.content` fills from the same iterator.
+    response._content = b"".join(response.iter_content(chunk_size=None))
+
+
 class ApiStats:
     """Thread-safe request counters for the run report and metrics."""
 

@@ -166,18 +166,27 @@ class SourceReader:
         self._streams = {}
         if self.mode != "auto":
             return
-        for kind, count in sorted(wanted.items()):
-            if count <= 0:
-                continue
+        counts = {kind: count for kind, count in sorted(wanted.items()) if count > 0}
+        # The lists whose own first page tells their size travel together (`ListedItems.start`).
+        opened = {
+            kind: self._open_cluster_list(kind, exclude)
+            for kind, count in counts.items()
+            if not probes_cluster_size(count)
+        }
+        for items in opened.values():
+            items.start()
+        for kind, count in counts.items():
             try:
-                items = self._cluster_items(kind, count, exclude)
+                listed = self._cluster_items(kind, count, exclude, opened.pop(kind, None))
             except PassCut:
+                for items in opened.values():
+                    items.close()
                 raise
             except RehashError as exc:
                 _cluster_list_failed(kind, exc)
                 continue
-            if items is not None:
-                self._streams[kind] = NamespaceStream(items)
+            if listed is not None:
+                self._streams[kind] = NamespaceStream(listed)
 
     def follow(self, namespace: str, wanted: Mapping[tuple[str, str], Collection[str]]) -> None:
         """The walk reached `namespace`, whose workloads want these sources: keep what the open
@@ -221,34 +230,36 @@ class SourceReader:
         return found, None
 
     def _cluster_items(
-        self, kind: str, wanted: int, exclude: Collection[str]
+        self, kind: str, wanted: int, exclude: Collection[str], opened: ListedItems | None = None
     ) -> Iterable[dict[str, Any]] | None:
         """The cluster-wide metadata list of a kind, if the read strategy chooses it for `wanted` sources.
         Its first page tells how many objects it holds, where the server says; where it does not (a field
         selector), it is read only up to its cap (`CappedList`). For a few wanted sources a `limit=1` probe
-        asks the size before the list (`probes_cluster_size`)."""
-        path = RESOURCES[kind].collection_path(None)
-        terms = [f for f in (RESOURCES[kind].list_filter,) if f]
-        terms += namespace_exclusions(exclude)
-
-        def open_list() -> ListedItems:
-            selector = ",".join(terms) or None
-            return self.client.list_items(path, field_selector=selector, metadata_only=True, read_ahead=True)
-
-        items = None
-        if probes_cluster_size(wanted):
-            total = self._size(path)
+        asks the size before the list (`probes_cluster_size`). `opened`: the list, opened already."""
+        items = opened
+        if items is None and probes_cluster_size(wanted):
+            total = self._size(RESOURCES[kind].collection_path(None))
         else:
-            items = open_list()
+            items = items or self._open_cluster_list(kind, exclude)
             total = items.size()
         choice = choose_cluster_sources(wanted, total, costs=costs_of(self.client))
         log.info("%ss cluster-wide: %s (%s)", kind, choice.way, choice.why)
         if not choice.lists:
+            if items is not None:
+                items.close()
             return None
         if items is None:
-            return open_list()
+            return self._open_cluster_list(kind, exclude)
         items.go_on()
         return items if total is not None else CappedList(items, cluster_list_cap(wanted))
+
+    def _open_cluster_list(self, kind: str, exclude: Collection[str]) -> ListedItems:
+        """The cluster-wide metadata list of a kind (Helm releases and excluded namespaces filtered out by
+        the server), not yet read."""
+        terms = [f for f in (RESOURCES[kind].list_filter,) if f]
+        selector = ",".join(terms + namespace_exclusions(exclude)) or None
+        path = RESOURCES[kind].collection_path(None)
+        return self.client.list_items(path, field_selector=selector, metadata_only=True, read_ahead=True)
 
     def _gather(
         self,

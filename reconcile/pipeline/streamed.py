@@ -239,7 +239,7 @@ class StreamedBatches:
                     yield batch, triage
 
     def open_lists(self) -> Lists:
-        """The stretch's lists, opened (each sends its first request when first taken from)."""
+        """The stretch's lists, opened, their first pages requested (`ListedItems.start`)."""
         selector = workload_selector(self.settings)
         lists = Lists(whole={k.plural for k in self.in_full})
         whole_page = whole_page_size(self.settings.list_page_size, len(lists.whole))
@@ -252,6 +252,7 @@ class StreamedBatches:
                 limit=whole_page if whole else None,
                 read_ahead=True,
             )
+            pages.start()  # the kinds' first pages travel together, where they read ahead
             lists.streams[kind] = NamespaceStream(pages)
         self.stage.reader.stream_cluster(self.tally.recorded, self.settings.exclude_namespaces)
         return lists

@@ -27,7 +27,7 @@ from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings, reads_template_annotations
 from reconcile.model.workload import Listed
 from reconcile.output.report import Row
-from reconcile.pipeline.stream import NamespaceStream, next_namespace, take_each
+from reconcile.pipeline.stream import NamespaceStream, each_alive, next_namespace, take_each
 from reconcile.policy.decision import Deferral
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,8 @@ class WorkloadLists:
             )
             for kind in settings.kinds
         }
+        self._unstarted = list(self.lists)
+        """Kinds whose first page is not requested yet (`_start_lists`)."""
         self.streams = {kind: NamespaceStream(items) for kind, items in self.lists.items()}
         self.ended: set[Kind] = set()
         """Kinds whose list failed, was cut, or is not served: not listed whole."""
@@ -83,7 +85,22 @@ class WorkloadLists:
 
     def upcoming(self) -> str | None:
         """The next namespace to take, None once every list is over; `PassCut` is raised."""
+        if self._unstarted:
+            self._start_lists()
         return next_namespace(self.streams, self.failed)
+
+    def _start_lists(self) -> None:
+        """The first list's first page alone (a pass's first request proves the server and the credentials:
+        rejected ones cost one request), then the other lists' first pages together, sent ahead."""
+        first, *others = self._unstarted
+        self._unstarted = []
+        alone = {first: self.streams[first]}
+        for _ in each_alive(alone, NamespaceStream.upcoming, self.failed):
+            pass
+        if first not in alone:  # its list failed: left out from then on, as `next_namespace` leaves it
+            del self.streams[first]
+        for kind in others:
+            self.lists[kind].start()
 
     def take(self, namespace: str) -> list[Listed]:
         """The opted-in workloads of `namespace` in scope, from every list still open; `PassCut` is raised."""
