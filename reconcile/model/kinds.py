@@ -61,7 +61,6 @@ PODS = Resource("", "v1", "pods")
 JOBS = Resource("batch", "v1", "jobs")
 REPLICASETS = Resource("apps", "v1", "replicasets")
 CONTROLLERREVISIONS = Resource("apps", "v1", "controllerrevisions")
-PODS = Resource("", "v1", "pods")
 PROVIDER_CLASS_POD_STATUSES = Resource("secrets-store.csi.x-k8s.io", "v1", "secretproviderclasspodstatuses")
 
 
