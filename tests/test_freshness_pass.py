@@ -64,7 +64,8 @@ def test_a_steady_pass_and_a_config_only_change_read_no_replicaset(sim: tuple[Si
         steady = run(kubeconfig, skip_if_pods_newer=on)
         assert [r.action for r in steady.rows] == ["in-sync"]
         counts[on] = requests_of(simulator, mark)
-    assert counts[True] == counts[False]  # not one request more
+    # Not one request more (the lists walked in step start together: their order across lists may vary).
+    assert sorted(counts[True]) == sorted(counts[False])
     assert simulator.log.count(path=ORIGINS) == 0
 
     # The ConfigMap alone changed: the spec did not move since our record, so its template is older.
