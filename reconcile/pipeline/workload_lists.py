@@ -61,8 +61,8 @@ class WorkloadLists:
             )
             for kind in settings.kinds
         }
-        self._unstarted = list(self.lists)
-        """Kinds whose first page is not requested yet (`_start_lists`)."""
+        self._started = False
+        """The lists' first pages were requested (`_start_lists`)."""
         self.streams = {kind: NamespaceStream(items) for kind, items in self.lists.items()}
         self.ended: set[Kind] = set()
         """Kinds whose list failed, was cut, or is not served: not listed whole."""
@@ -85,22 +85,18 @@ class WorkloadLists:
 
     def upcoming(self) -> str | None:
         """The next namespace to take, None once every list is over; `PassCut` is raised."""
-        if self._unstarted:
+        if not self._started:
             self._start_lists()
         return next_namespace(self.streams, self.failed)
 
     def _start_lists(self) -> None:
         """The first list's first page alone (a pass's first request proves the server and the credentials:
         rejected ones cost one request), then the other lists' first pages together, sent ahead."""
-        first, *others = self._unstarted
-        self._unstarted = []
-        alone = {first: self.streams[first]}
-        for _ in each_alive(alone, NamespaceStream.upcoming, self.failed):
-            pass
-        if first not in alone:  # its list failed: left out from then on, as `next_namespace` leaves it
-            del self.streams[first]
-        for kind in others:
-            self.lists[kind].start()
+        self._started = True
+        for _ in each_alive(self.streams, NamespaceStream.upcoming, self.failed):
+            break  # the first list that answers: one whose list failed is left out, as `next_namespace` does
+        for items in self.lists.values():
+            items.start()  # sends nothing for a list already read or failed
 
     def take(self, namespace: str) -> list[Listed]:
         """The opted-in workloads of `namespace` in scope, from every list still open; `PassCut` is raised."""
