@@ -57,6 +57,7 @@ from reconcile.errors import (
     UnreachableError,
     api_error_for,
 )
+from reconcile.json_text import load_json
 from reconcile.kube.ahead import Arrived, ReadAhead, give_up
 from reconcile.kube.auth import Credentials
 from reconcile.kube.page_size import PAGE_SIZE, PageLimits
@@ -727,7 +728,7 @@ def _decode(response: requests.Response, method: str, path: str) -> dict[str, An
     if not response.content:
         return {}
     try:
-        document = response.json()
+        document = load_json(response.content)
     except ValueError:
         document = None
     if not isinstance(document, dict):

@@ -22,7 +22,8 @@ never trimmed (a source's managedFields tell when its content changed: model/fre
 
 The text is walked with the standard library's own decoder (`JSONDecoder.raw_decode`, one value at a time),
 not by hand: every value is decoded exactly as `json.loads` would, and any text that is not a JSON object
-raises ValueError, for the caller to report like any undecodable response.
+raises ValueError, for the caller to report like any undecodable response. A page decoded in one call goes
+through `load_json` (reconcile/json_text.py: `orjson`, three times as fast, with the same values).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from collections.abc import Callable, Iterator, Mapping
 from operator import itemgetter
 from sys import intern
 from typing import Any
+
+from reconcile.json_text import load_json
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -67,7 +70,7 @@ def read_metadata_page(text: str) -> tuple[dict[str, Any], int]:
     memory (kube/page_size.py). Decoded in one call when no item carries what `slim_item` drops (the thin
     shape: nothing to drop), else item by item, each slimmed at once."""
     if '"managedFields"' not in text and LAST_APPLIED not in text:
-        page = json.loads(text)
+        page = load_json(text)
         if not isinstance(page, dict):
             raise ValueError("not a JSON object")
         return page, len(text)

@@ -19,6 +19,7 @@ from operator import attrgetter
 from sys import intern
 from typing import Any
 
+from reconcile.json_text import load_json
 from reconcile.model.annotations import Annotations
 from reconcile.model.hashing import WHOLE, selection_tag
 from reconcile.model.times import format_time, parse_time
@@ -179,7 +180,7 @@ def load_object(text: Any) -> dict[str, Any] | None:
     if not isinstance(text, str):
         return None
     try:
-        doc = json.loads(text)
+        doc = load_json(text)
     except ValueError:
         return None
     return doc if isinstance(doc, dict) else None
