@@ -187,7 +187,7 @@ def plan_a_pass_and_refuse_a_legacy_auth_provider(
 
 
 ABI_SUFFIX = {"linux-arm64": "aarch64-linux-gnu.so", "darwin-amd64": "darwin.so", "darwin-arm64": "darwin.so"}
-COMPILED = ("xxhash/_xxhash", "rpds/rpds", "yaml/_yaml")
+COMPILED = ("xxhash/_xxhash", "orjson/orjson", "rpds/rpds", "yaml/_yaml")
 """Compiled modules without which the CLI does not import (yaml's is its C loader)."""
 
 
