@@ -77,9 +77,14 @@ def test_an_integer_beyond_64_bits_is_a_float_the_one_difference() -> None:
     assert load_json("123456789012345678901234567890") == float(123456789012345678901234567890)
 
 
-def test_utf16_bytes_decode_as_the_standard_library_decodes_them() -> None:
-    text = '{"name": "caf\u00e9"}'.encode("utf-16-le")
-    assert load_json(text) == json.loads(text) == {"name": "caf\u00e9"}
+def test_bytes_are_utf8_only() -> None:
+    """JSON exchanged between systems is UTF-8 (RFC 8259); the standard library would guess UTF-16."""
+    text = '{"name": "caf\u00e9"}'
+    assert load_json(text.encode("utf-8")) == {"name": "caf\u00e9"}
+    with pytest.raises(ValueError):
+        load_json(text.encode("utf-16-le"))
+    with pytest.raises(ValueError):
+        load_json(b'{"name": "caf\xe9"}')  # Latin-1
 
 
 @pytest.mark.parametrize("text", ["", "{", "{'a': 1}", '{"a": 1} x', b"\xff\xfe\x00", "[1,]", "nul"])
