@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache, cached_property
 
+from reconcile.values import value
+
 
 @dataclass(frozen=True)
 class Annotations:
@@ -73,7 +75,7 @@ RESTART = ("patch", "evict")
 """How a rollout restarts pods: patch the pod template, or evict the pods that started before the change."""
 
 
-@dataclass(frozen=True)
+@value
 class WindowSetting:
     """A workload's restart-window annotation as written (parsed by the decision table)."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import datetime
 from functools import lru_cache
 from operator import attrgetter
@@ -23,6 +23,7 @@ from reconcile.json_text import load_json
 from reconcile.model.annotations import Annotations
 from reconcile.model.hashing import WHOLE, selection_tag
 from reconcile.model.times import format_time, parse_time
+from reconcile.values import value
 
 RECORDS_FORMAT = 2
 """The format written. 2: a source used in part records its key names; 1: without them."""
@@ -39,7 +40,7 @@ PROGRESSING, STALLED, COMPLETE = "progressing", "stalled", "complete"
 ROLLOUT_STATES = (PROGRESSING, STALLED, COMPLETE)
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@value(order=True, slots=True)
 class SourceRecord:
     """One source as last hashed: identity, version, which keys, and its sealed digest."""
 
@@ -68,7 +69,7 @@ def sorted_records(records: Iterable[SourceRecord]) -> tuple[SourceRecord, ...]:
 _RECORD_ORDER = attrgetter("kind", "name", "uid", "resource_version", "selection", "token", "keys")
 
 
-@dataclass(frozen=True, slots=True)
+@value(slots=True)
 class RolloutRecord:
     """The last rollout kube-rehash started on a workload (annotation `rollout`), until it finished."""
 
@@ -87,7 +88,7 @@ class RolloutRecord:
         return self.state == COMPLETE
 
 
-@dataclass(frozen=True, slots=True)
+@value(slots=True)
 class SpecFacts:
     """What a decision needs of the pod spec, as it was right after our last write, recorded with the
     generation stamp. While the stamp holds the spec has not changed, so a trusted workload whose sources
@@ -121,7 +122,7 @@ class SpecFacts:
         return cls(h, m, t, p, d, tuple(sorted(optional)))
 
 
-@dataclass(frozen=True, slots=True)
+@value(slots=True)
 class Bookkeeping:
     """What the tool wrote on the workload's metadata in an earlier pass."""
 
@@ -142,7 +143,7 @@ class Bookkeeping:
     template still holds it, `config_hash` is what the pods run with."""
 
 
-@dataclass(frozen=True)
+@value
 class RecordsDoc:
     """The parsed `sources` annotation."""
 

@@ -26,12 +26,13 @@ from reconcile.model.bookkeeping import SourceRecord
 from reconcile.model.hashing import WHOLE, encode_text, seal
 from reconcile.model.kinds import BUILTIN_KINDS, Kind
 from reconcile.model.references import MOUNT_KIND
+from reconcile.values import value
 
 KIND = MOUNT_KIND
 _DOMAIN = b"kube-rehash/csi-versions/v1\x00"
 
 
-@dataclass(frozen=True)
+@value
 class MountStatus:
     """One SecretProviderClassPodStatus: a pod's mount of one SecretProviderClass."""
 

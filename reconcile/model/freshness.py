@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconcile.model.kinds import Revisions
+from reconcile.values import value
 
 CONTENT_FIELDS = ("f:data", "f:binaryData", "f:stringData")
 REVISION = "deployment.kubernetes.io/revision"
@@ -81,7 +82,7 @@ def content_changed_at(obj: Mapping[str, Any]) -> datetime | None:
     return max(newest, created) if created is not None else newest
 
 
-@dataclass(frozen=True)
+@value
 class Lineage:
     """What a full view of a workload says about the controller's record of its current template."""
 
@@ -181,7 +182,7 @@ class Origin:
     absent_at: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
+@value
 class Change:
     """A changed source: when its content last changed, and the resourceVersion that was read."""
 

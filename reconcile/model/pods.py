@@ -17,9 +17,10 @@ from datetime import datetime
 from typing import Any
 
 from reconcile.model.freshness import parse_timestamp
+from reconcile.values import value
 
 
-@dataclass(frozen=True)
+@value
 class Pod:
     """What eviction needs of one pod (from its metadata only)."""
 

@@ -18,6 +18,7 @@ from sys import intern
 from typing import Any, Literal
 
 from reconcile.model.selectors import SelectorError, parse_selector
+from reconcile.values import value
 
 SourceKind = Literal["configmap", "secret"]
 KINDS: frozenset[SourceKind] = frozenset({"configmap", "secret"})
@@ -78,7 +79,7 @@ MOUNT_KIND = "secretproviderclass"
 """The records' kind of a SecretProviderClass's mounted versions (`secretproviderclass/<name>`)."""
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@value(order=True, slots=True)
 class Reference:
     """One ConfigMap or Secret a workload uses, merged over all its uses."""
 
@@ -121,7 +122,7 @@ def shared(value: tuple[str, ...]) -> tuple[str, ...]:
     return value
 
 
-@dataclass(frozen=True, slots=True)
+@value(slots=True)
 class Discovery:
     """What a workload's annotations and pod spec say about its dependencies."""
 

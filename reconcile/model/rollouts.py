@@ -9,7 +9,6 @@ Event says: the sources whose change started it (names, never values) and for ho
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,9 +16,10 @@ from reconcile.model.bookkeeping import RolloutRecord
 from reconcile.model.health import PROGRESS_DEADLINE_EXCEEDED, RolloutStatus, rollout_status
 from reconcile.model.times import parse_time
 from reconcile.model.workload import Listed
+from reconcile.values import value
 
 
-@dataclass(frozen=True)
+@value
 class RolloutCheck:
     """Our recorded rollout of one workload and its status as read in this pass."""
 

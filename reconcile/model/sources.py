@@ -16,6 +16,7 @@ from reconcile.errors import RehashError
 from reconcile.model.csi import KIND as MOUNTS_KIND
 from reconcile.model.csi import Mounts
 from reconcile.model.references import BOOLEANS, NONE, DiscoverySettings, quote_text
+from reconcile.values import value
 
 Selection = frozenset[str] | None  # the keys a reference uses; None: the whole object
 
@@ -45,7 +46,7 @@ class SourceKey(NamedTuple):
         return cls(kind, f"?{selector}")
 
 
-@dataclass(frozen=True, slots=True)
+@value(slots=True)
 class SourceMeta:
     """Identity of one existing source and the few annotation flags the pass reads from it."""
 
@@ -104,7 +105,7 @@ def read_meta(kind: str, obj: Mapping[str, Any], interesting: frozenset[str]) ->
     )
 
 
-@dataclass(frozen=True, slots=True)
+@value(slots=True)
 class Hashed:
     """A source's sealed content token and the identity of the exact version that was hashed."""
 

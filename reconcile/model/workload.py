@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from datetime import timedelta
 from functools import lru_cache
 from sys import intern
@@ -38,9 +38,10 @@ from reconcile.model.references import (
     reads_template_annotations,
 )
 from reconcile.model.times import parse_duration
+from reconcile.values import value
 
 
-@dataclass(frozen=True, slots=True)
+@value(slots=True)
 class Listed:
     """What a metadata-only list item (PartialObjectMetadata) really tells: identity, annotations and
     the tool's bookkeeping, never the pod template. Its references are the recorded sources. Enough to
@@ -76,7 +77,7 @@ class Listed:
         return f"{self.kind.kind}/{self.namespace}/{self.name}"
 
 
-@dataclass(frozen=True, slots=True)
+@value(slots=True)
 class WorkloadRef:
     """The Deployment whose template a workload runs, and the workload's annotations, to discover its
     references once that template is read (`resolved`)."""
@@ -86,7 +87,7 @@ class WorkloadRef:
     resolved: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@value(slots=True)
 class Target:
     """One workload read in full (or rebuilt from its records): its list facts plus what a decision and a
     patch need of its spec."""

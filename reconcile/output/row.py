@@ -6,15 +6,15 @@ go into; output/rows.py how a pass holds them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from reconcile.model.bookkeeping import STALLED
 from reconcile.model.workload import Listed
 from reconcile.policy.decision import Action, Decision, Deferral
+from reconcile.values import value
 
 
-@dataclass(frozen=True, slots=True)
+@value(slots=True)
 class Row:
     kind: str
     namespace: str

@@ -4,17 +4,16 @@ stage and the decisions are both computed from it, so the rules of reuse live in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from reconcile.model.bookkeeping import SourceRecord
 from reconcile.model.hashing import ABSENT, selection_tag
 from reconcile.model.references import Reference, ignore_annotations, source_ignored, source_matches
 from reconcile.model.sources import NamespaceSources, SourceKey, SourceMeta
 from reconcile.model.workload import Target
 from reconcile.policy.rules import Rules
+from reconcile.values import value
 
 
-@dataclass(frozen=True)
+@value
 class Classified:
     """A full view's references against what is known of its sources."""
 

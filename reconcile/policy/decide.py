@@ -10,7 +10,7 @@ the write stage re-decides after a failed precondition through the same entry po
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from reconcile.model.bookkeeping import SourceRecord, bound_key_names, names_unkept
@@ -35,9 +35,10 @@ from reconcile.policy.evict import plan_eviction
 from reconcile.policy.rules import Rules
 from reconcile.policy.snapshot import Snapshot
 from reconcile.policy.waves import hold_waves
+from reconcile.values import value
 
 
-@dataclass(frozen=True)
+@value
 class Planned:
     """One workload's decision, with the full view it was decided from when the pass has one: only a
     planned workload with a full view can be written (a patch needs the spec facts)."""

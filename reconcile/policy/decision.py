@@ -13,7 +13,7 @@ and rolls once, however often the content changed meanwhile.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from enum import StrEnum
 from functools import lru_cache
@@ -33,6 +33,7 @@ from reconcile.policy.rekey import (
     rekeyed_reason,
     unkeyed_reason,
 )
+from reconcile.values import value
 
 
 class Action(StrEnum):
@@ -71,7 +72,7 @@ class Deferral(StrEnum):
     STOPPED = "stopped"
 
 
-@dataclass(frozen=True)
+@value
 class Observed:
     """The current state of a workload's sources, as far as this pass established it."""
 
@@ -139,7 +140,7 @@ def windows_of(setting: WindowSetting | None, default: RestartWindows) -> Restar
     return ALWAYS_OPEN if isinstance(parsed, WindowError) else parsed
 
 
-@dataclass(frozen=True)
+@value
 class Decision:
     action: Action
     reason: str

@@ -4,16 +4,17 @@ as the read stage found it (built by `pipeline.planner`, read by `policy.decide`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from reconcile.model.freshness import Origin
 from reconcile.model.pods import PodsRead
 from reconcile.model.sources import NamespaceSources
 from reconcile.model.workload import Target
 from reconcile.policy.decision import Decision
+from reconcile.values import value
 
 
-@dataclass(frozen=True)
+@value
 class Snapshot:
     """What the read stage established for one batch."""
 

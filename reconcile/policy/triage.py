@@ -13,13 +13,13 @@ import logging
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
 
 from reconcile.model.kinds import Kind
 from reconcile.model.workload import Listed, records_trusted
 from reconcile.policy.decision import Decision, settle_listed
 from reconcile.policy.reads import choose_kind_in_full
+from reconcile.values import value
 
 log = logging.getLogger(__name__)
 # Most workloads in one batch: a batch is read, decided and written before the next is read, so this
@@ -36,7 +36,7 @@ class Need(Enum):
     SPEC = "spec"
 
 
-@dataclass(frozen=True)
+@value
 class Triage:
     """Listed workloads by what they need: nothing more, source metadata, or the whole object."""
 
@@ -52,7 +52,7 @@ class Triage:
         return Need.METADATA if uid in self.trusted else Need.SPEC
 
 
-@dataclass(frozen=True)
+@value
 class Batch:
     """Workloads of one namespace, read, decided and written together."""
 
