@@ -239,7 +239,9 @@ class Writer:
         where the record move stamps it again (`restamped`): a watched rollout keeps no whole workload."""
         if self.replaced_record(row):
             return None, replace(row, rollout_status=None)
-        return (item if restamped(item, row) is not None else replace(item, full=None)), row
+        if item.full is None or restamped(item, row) is not None:  # most are in sync: no full view to drop
+            return item, row
+        return replace(item, full=None), row
 
     def track(self, item: Planned, row: Row) -> Row:
         """Record what became of our last rollout: `stalled` (then one Event) or `complete`. A rollout
