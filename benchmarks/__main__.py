@@ -64,7 +64,7 @@ def commands(sim: SimulatorProcess, config: Path, references: Path) -> dict[str,
 TARGETED = ("kube-rehash", LIST_FLOOR)
 """The contenders issue 33's steady targets compare: measured `target_repeat` times at every scale, since a
 single pass at 4x or 10x spreads by a third on a busy machine; the others (naive, the GET floor, the
-modes, up to 30 s each at 10x) `repeat` times."""
+modes, tens of seconds each at 10x) `repeat` times."""
 
 
 def steady(

@@ -127,10 +127,8 @@ def combine(tokens: Iterable[SourceToken], key: bytes | None) -> str:
     of the concatenation, so this is the value docs/hash.md specifies field by field."""
     records = sorted(set(tokens))
     fields = [COMBINED_DOMAIN, len(records).to_bytes(8, "big")]
-    for record in records:
-        for text in record:  # `encode_text` of each field, inline: this runs for every listed workload
-            value = text.encode("utf-8", "surrogatepass")
-            fields += (len(value).to_bytes(8, "big"), value)
+    for kind, name, token in records:
+        fields += (encode_text(kind), encode_text(name), encode_text(token))
     digest = xxhash.xxh3_128(b"".join(fields))
     if key is None:
         return f"{HASH_VERSION}:{digest.hexdigest()}"
