@@ -177,11 +177,11 @@ def test_a_403_fails_the_workload_and_other_errors_leave_it_to_roll(
     forbidden = {"kind": "Status", "code": 403, "reason": "Forbidden", "message": "replicasets is forbidden"}
     mock.get(SERVER + REPLICASETS, json=forbidden, status=403)
     origins, refused, _ = read_origins(client, executor, [(workload(DEPLOYMENT), BEFORE)])
-    assert origins == {} and list(refused) == ["w1"]
+    assert origins == {"w1": None} and list(refused) == ["w1"]  # read, and not known
     assert "ReplicaSets of Deployment/shop/web was refused" in refused["w1"]
 
     mock.get(
         SERVER + REVISIONS + "/web-7f", json={"kind": "Status", "code": 404, "reason": "NotFound"}, status=404
     )
     missing = revise(workload(STATEFULSET), uid="w1")
-    assert read_origins(client, executor, [(missing, BEFORE)])[:2] == ({}, {})
+    assert read_origins(client, executor, [(missing, BEFORE)])[:2] == ({"w1": None}, {})

@@ -31,7 +31,7 @@ from reconcile.model.sources import Hashed, NamespaceSources, SourceKey, SourceM
 from reconcile.model.workload import Listed, Target, read_listed, read_target, records_trusted
 from reconcile.policy.decide import confirm_recorded, decide_target, target_from_records
 from reconcile.policy.decision import Action, Decision
-from reconcile.policy.needs import content_needed
+from reconcile.policy.answer import content_wants
 from reconcile.policy.patches import build_patch
 from reconcile.policy.rules import Rules
 from reconcile.policy.triage import Need, triage_one
@@ -109,7 +109,7 @@ def test_a_change_reads_only_the_changed_sources_content_for_the_keys_used() -> 
     assert rebuilt is not None
     metadata_only = NamespaceSources("shop")
     metadata_only.found[APP] = SourceMeta("configmap", "app", "u1", "11")
-    assert content_needed([rebuilt], metadata_only, RULES) == {APP: {USED}}
+    assert content_wants(rebuilt, metadata_only, RULES).content == {APP: frozenset({USED})}
 
 
 def test_a_change_to_a_key_the_workload_does_not_use_rolls_nothing() -> None:

@@ -142,8 +142,8 @@ def explain_workload(
             return Explanation(
                 target, (), Decision(Action.SKIPPED, "not opted in: no kube-rehash annotation")
             )
-        planned, snapshot = plan_workload(stage, target, rules)
-        decision, sources = planned.decision, snapshot.sources
+        planned, known = plan_workload(stage, target, rules)
+        decision, sources = planned.decision, known.sources
         decision = hold_for_waves(settings, stage, rules, target, decision)
         window = describe_window(target, rules.windows, rules.now)
         rollout = describe_rollout(target, rules.now, settings.rollout_deadline)
@@ -161,7 +161,7 @@ def explain_workload(
 def hold_for_waves(
     settings: Settings, stage: ReadStage, rules: Rules, target: Target, decision: Decision
 ) -> Decision:
-    """A rollout as the pass decides it among its batch (`policy.waves`, applied by `decide_batch`): when
+    """A rollout as the pass decides it among its batch (`policy.waves`, applied by the planner to each batch): when
     a workload of a lower wave shares the namespace, the namespace is listed and the target's batch planned
     through the pass's batch path, without writing, and the target's decision there is the answer."""
     if decision.action is not Action.ROLLOUT or not target.kind.rolls_pods:

@@ -74,9 +74,9 @@ def absent_at(client: KubeClient, target: Target, origin: Origin, versions: Iter
 
 def read_origins(
     client: KubeClient, executor: Executor, wanted: Iterable[tuple[Target, Mapping[str, Change]]]
-) -> tuple[dict[str, Origin], dict[str, str], bool]:
-    """(uid -> the object of its current template, where known; uid -> why reading it was refused (403);
-    whether the budget cut the reads short)."""
+) -> tuple[dict[str, Origin | None], dict[str, str], bool]:
+    """(uid -> the object of its current template of each workload read (None: not known); uid -> why
+    reading it was refused (403); whether the budget cut the reads short)."""
 
     def one(item: tuple[Target, Mapping[str, Change]]) -> Origin | RehashError | None:
         target, changes = item
@@ -96,14 +96,15 @@ def read_origins(
             return exc
 
     done, cut = gather(executor, one, wanted)
-    origins: dict[str, Origin] = {}
+    origins: dict[str, Origin | None] = {}
     refused: dict[str, str] = {}
     for (target, _changes), got in done:
+        origins[target.uid] = None
         if isinstance(got, Forbidden):
             refused[target.uid] = f"reading the {what(target)} of {target.ref} was refused: {got}"
         elif isinstance(got, RehashError):
             log.warning("reading the %s of %s failed (%s); it rolls as usual", what(target), target.ref, got)
-        elif got is not None:
+        else:
             origins[target.uid] = got
     return origins, refused, cut
 

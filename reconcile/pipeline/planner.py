@@ -1,9 +1,12 @@
-"""Read, then decide: the one path from workloads to decisions, for a pass's batches (`plan_batch`),
+"""Decide or ask, in rounds: the one path from workloads to decisions, for a pass's batches (`plan_batch`)
 and, through the same batch path, for `explain` and the re-decision after a failed write precondition
 (`plan_workload`, `redecide`).
 
-Between the read stage's requests it asks `policy.needs` what to read next; the snapshot it builds is
-handed to `policy.decide`. Stages never call each other: this module is where their values meet.
+Each round asks every undecided workload of the batch what it needs (`policy.answer`), merges the wants,
+hands them to the read stage in one call and merges what it read into what the batch knows, until every
+workload is decided or the budget ends. The decision table runs at most once per workload per round, and
+there are at most as many rounds as there are kinds of read. Stages never call each other: this module is
+where their values meet.
 """
 
 from __future__ import annotations
@@ -11,100 +14,84 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 
 from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.model.bookkeeping import KEY_NAME_BYTES_MAX, KEY_NAMES_MAX, names_unkept
-from reconcile.model.freshness import Origin
 from reconcile.model.kinds import Kind
-from reconcile.model.pods import PodsRead
 from reconcile.model.references import DiscoverySettings
-from reconcile.model.sources import NamespaceSources
 from reconcile.model.workload import Listed, Target, read_target
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage
 from reconcile.pipeline.views import FullViews
-from reconcile.policy.decide import Planned, decide_batch, target_from_records, undecided
-from reconcile.policy.decision import Action, Decision
-from reconcile.policy.needs import (
-    confirm_trusted,
-    content_needed,
-    content_to_read,
-    metadata_to_read,
-    mounts_to_read,
-    origins_to_read,
-    pods_to_read,
-)
+from reconcile.policy.answer import GONE, Answer, answer
+from reconcile.policy.decide import Planned
+from reconcile.policy.decision import Action, Decision, defer_for_budget
+from reconcile.policy.known import Known
 from reconcile.policy.rules import Rules
-from reconcile.policy.snapshot import Snapshot
 from reconcile.policy.triage import Batch, Need, Triage, triage_of, triage_one
+from reconcile.policy.wants import Input, Wants, merge
+from reconcile.policy.waves import hold_waves
 
 log = logging.getLogger(__name__)
 
+MAX_ROUNDS = len(Input) + 2
+"""Rounds of reads a batch may take: one per kind of input, and one more each for a workload whose records
+no longer stand (its whole object, then what that object references). A batch still asking after them
+fails the workloads that ask (`unsettled`): a loop that does not end is a defect, never a hang."""
+
 
 def plan_batch(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) -> list[Planned]:
-    """One batch's decisions: its snapshot read, then every workload decided from it."""
-    snapshot = read_snapshot(stage, batch, triage, rules)
-    return decide_batch(batch.workloads, triage.settled, snapshot, rules)
+    """One batch's decisions, in order: the rounds of reads they need, then a rollout that waits for a
+    lower wave deferred (`policy.waves`)."""
+    planned, _known = plan_rounds(stage, batch, triage, rules)
+    return planned
 
 
-def read_snapshot(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) -> Snapshot:
-    """For the batch's workloads, in this order: the whole objects triage said are needed (unless a full
-    list of their kind was already read), the content of the sources they use that no record stands for
-    (first sight: content straight away, never metadata first) and the metadata of the others; then the
-    trusted workloads whose records the metadata no longer confirms are rebuilt from their records or read
-    in full, and the content of the changed sources is hashed."""
-    namespace = batch.namespace
-    views = FullViews()
-    sources = NamespaceSources(namespace)
-    confirmed: dict[str, Decision] = {}
-    origins: dict[str, Origin] = {}
-    pods: dict[str, PodsRead] = {}
-    decided: dict[str, Decision] = {}
-    trusted = [w for w in batch.workloads if w.uid in triage.trusted]
-    try:
-        views = stage.read_views([w for w in batch.workloads if w.uid in triage.need_spec])
-        live = undecided(views.targets)  # the decision table settles the others from the spec alone
-        sources = read_sources(stage, namespace, live, trusted, rules)
-        confirmed = confirm_trusted(trusted, sources, rules)
-        if not sources.cut:
-            stale = [w for w in trusted if w.uid not in confirmed]
-            # Stale but still trusted: decided from the records, without reading the workload.
-            unread = [t for w in stale if (t := target_from_records(w))]
-            known = {t.uid for t in unread}
-            say_names_unkept(namespace, [w for w in stale if w.uid not in known])
-            more = stage.read_views([w for w in stale if w.uid not in known])
-            views.targets += unread
-            views.merge(more)
-            read_live = undecided(more.targets)
-            live += undecided(unread) + read_live
-            if read_live:
-                sources.merge(stage.read_metadata(namespace, *metadata_to_read(read_live, [], sources)))
-                sources.merge(stage.read_mounts(namespace, mounts_to_read(read_live, sources)))
-            if not sources.cut:
-                sources.merge(stage.read_contents(namespace, content_needed(live, sources, rules)))
-            if not sources.cut:
-                wanted, decided = origins_to_read(live, sources, rules)
-                origins, refused, cut = stage.read_origins(wanted)
-                if cut:  # a cut snapshot decides differently: nothing decided before it stands
-                    decided = {}
-                sources.cut |= cut
-                views.failed.update(refused)
-            if not sources.cut:
-                pods, sources.cut = stage.read_pods(pods_to_read(live, decided, sources, rules))
-    except PassCut:
-        sources.cut = True
-    return Snapshot(
-        sources=sources,
-        full={t.uid: t for t in views.targets},
-        failed=dict(views.failed),
-        gone=frozenset(views.gone),
-        confirmed=confirmed,
-        origins=origins,
-        pods=pods,
-        decided=decided,
+def plan_rounds(stage: ReadStage, batch: Batch, triage: Triage, rules: Rules) -> tuple[list[Planned], Known]:
+    """The rounds of one batch: its planned workloads (none for a workload gone since it was listed) and
+    what its reads established."""
+    known = Known.of(batch.namespace)
+    answers: dict[str, Answer] = {}
+    asking = [w for w in batch.workloads if w.uid not in triage.settled]
+    for _round in range(MAX_ROUNDS):
+        for workload in asking:
+            need = triage.need_of(workload.uid)
+            assert isinstance(need, Need)
+            answers[workload.uid] = answer(workload, need, known, rules)
+        asking = [w for w in asking if isinstance(answers[w.uid], Wants)]
+        if not asking or known.cut:
+            break
+        wanted = merge(a for w in asking if isinstance(a := answers[w.uid], Wants)).first()
+        say_names_unkept(batch.namespace, wanted.views)
+        try:
+            known.merge(stage.read(batch.namespace, wanted))
+        except PassCut:
+            known.sources.cut = True
+    planned: list[Planned] = []
+    for workload in batch.workloads:
+        settled = triage.settled.get(workload.uid)
+        got = answers.get(workload.uid) if settled is None else Planned(workload, settled)
+        if isinstance(got, Wants):
+            planned.append(Planned(workload, unsettled(got, cut=known.cut)))
+        elif got is not GONE:
+            assert isinstance(got, Planned)
+            planned.append(got)
+    held = hold_waves([(p.listed, p.decision) for p in planned])
+    kept = [p if d is p.decision else replace(p, decision=d) for p, d in zip(planned, held, strict=True)]
+    return kept, known
+
+
+def unsettled(wants: Wants, *, cut: bool) -> Decision:
+    """The decision of a workload still asking when the rounds end: deferred, saying which read the
+    budget did not reach; failed if the rounds ran out without a cut (they never should)."""
+    if cut:
+        return defer_for_budget(wants.waits_for.value)
+    return Decision(
+        Action.FAILED, f"its reads did not settle in {MAX_ROUNDS} rounds ({wants.waits_for.name})"
     )
 
 
@@ -124,24 +111,11 @@ def say_names_unkept(namespace: str, read: Sequence[Listed]) -> None:
         )
 
 
-def read_sources(
-    stage: ReadStage, namespace: str, live: Sequence[Target], trusted: Sequence[Listed], rules: Rules
-) -> NamespaceSources:
-    """Content of the sources the undecided full views use that no record stands for, then the identities
-    of every other source they and the trusted workloads reference."""
-    sources = stage.read_contents(namespace, content_to_read(live, rules))
-    if not sources.cut:
-        sources.merge(stage.read_metadata(namespace, *metadata_to_read(live, trusted, sources)))
-    if not sources.cut:
-        sources.merge(stage.read_mounts(namespace, mounts_to_read(live, sources)))
-    return sources
-
-
 def plan_workload(
     stage: ReadStage, target: Target, rules: Rules, *, spec_read: bool = False
-) -> tuple[Planned, Snapshot]:
+) -> tuple[Planned, Known]:
     """One workload through the path of a pass's batch, from its whole object just read: triaged as a
-    pass triages it (or as needing its spec, after a failed precondition: the spec moved), its snapshot
+    pass triages it (or as needing its spec, after a failed precondition: the spec moved), its rounds
     read (the object is not read again), then decided. `explain` and `redecide` call this, so neither can
     decide differently from the pass."""
     listed = target.listed
@@ -149,12 +123,11 @@ def plan_workload(
     triage = triage_of([(listed.uid, need)])
     stage.prefetched[listed.uid] = target
     try:
-        snapshot = read_snapshot(stage, Batch(listed.namespace, (listed,)), triage, rules)
+        planned, known = plan_rounds(stage, Batch(listed.namespace, (listed,)), triage, rules)
     finally:
         stage.prefetched.pop(listed.uid, None)
-    planned = decide_batch([listed], triage.settled, snapshot, rules)
     gone = Planned(listed, Decision(Action.SKIPPED, "no longer exists"))
-    return (planned[0] if planned else gone), snapshot
+    return (planned[0] if planned else gone), known
 
 
 def redecide(stage: ReadStage, target: Target, rules: Rules) -> tuple[Target, Decision]:
@@ -162,7 +135,7 @@ def redecide(stage: ReadStage, target: Target, rules: Rules) -> tuple[Target, De
     fresh = read_workload(stage, target.kind, target.namespace, target.name)
     if not fresh.discovery.wants_row:
         return fresh, Decision(Action.SKIPPED, "no longer opted in")
-    planned, _snapshot = plan_workload(stage, fresh, rules, spec_read=True)
+    planned, _known = plan_workload(stage, fresh, rules, spec_read=True)
     return planned.full or fresh, planned.decision
 
 

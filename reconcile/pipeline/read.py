@@ -17,11 +17,9 @@ from typing import Any
 
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
-from reconcile.model.freshness import Change, Origin
 from reconcile.model.kinds import Kind
-from reconcile.model.pods import PodsRead
 from reconcile.model.references import DiscoverySettings
-from reconcile.model.sources import NamespaceSources, Selection, SourceKey
+from reconcile.model.sources import SourceKey
 from reconcile.model.workload import Listed, Target, read_target
 from reconcile.model.workload_ref import referenced_path, with_referenced_template
 from reconcile.pipeline.fetch import SourceReader
@@ -29,6 +27,8 @@ from reconcile.pipeline.mounts import MountReader
 from reconcile.pipeline.origins import read_origins
 from reconcile.pipeline.pods import read_pods
 from reconcile.pipeline.views import Census, FullViews, read_full
+from reconcile.policy.known import Known
+from reconcile.policy.wants import Wants
 
 log = logging.getLogger(__name__)
 
@@ -84,42 +84,36 @@ class ReadStage:
                 views.targets[index] = with_referenced_template(target, got, self.discovery)
         views.targets = [t for t in views.targets if t.uid not in views.failed]
 
-    def read_contents(self, namespace: str, wanted: Mapping[SourceKey, set[Selection]]) -> NamespaceSources:
-        """Content digests (with the identities they came with) of these sources."""
-        return self.reader.contents(namespace, wanted) if wanted else NamespaceSources(namespace)
-
-    def read_mounts(self, namespace: str, wanted: bool) -> NamespaceSources:
-        """The namespace's Secrets Store CSI mounts, when `wanted` (`policy.needs.mounts_to_read`)."""
-        return self.mounts.read(namespace) if wanted else NamespaceSources(namespace)
-
-    def read_origins(
-        self, wanted: Sequence[tuple[Target, Mapping[str, Change]]]
-    ) -> tuple[dict[str, Origin], dict[str, str], bool]:
-        """The object of the current pod template of each of these workloads (`pipeline.origins`), the
-        workloads whose read a 403 refused, and whether the budget cut the reads short."""
-        if not wanted:
-            return {}, {}, False
-        return read_origins(self.client, self.executor, wanted)
-
-    def read_pods(self, targets: Sequence[Target]) -> tuple[dict[str, PodsRead], bool]:
-        """The pods of these workloads restarted by eviction (`pipeline.pods`), and whether the budget
-        cut the reads short."""
-        if not targets:
-            return {}, False
-        return read_pods(self.client, self.executor, targets)
-
-    def read_metadata(
-        self,
-        namespace: str,
-        wanted: Mapping[str, set[str]],
-        search: frozenset[str],
-        selected: frozenset[tuple[str, str]] = frozenset(),
-    ) -> NamespaceSources:
-        """Identities of these sources by kind and name, every source of the `search` kinds, and the
-        sources each (kind, label selector) of `selected` selects."""
-        if not wanted and not search and not selected:
-            return NamespaceSources(namespace)
-        return self.reader.survey(namespace, {k: set(v) for k, v in wanted.items()}, search, selected)
+    def read(self, namespace: str, wants: Wants) -> Known:
+        """One round's reads for a batch of `namespace`, as `policy.answer` asked: whole objects, or the
+        content of sources, then the identities of those the content did not give, the CSI mounts, the
+        objects of current pod templates and the pods of evicted workloads; stopped where the budget
+        cuts them (`Known.cut`)."""
+        got = Known.of(namespace)
+        if wants.views:
+            views = self.read_views(wants.views)
+            got.views = {t.uid: t for t in views.targets}
+            got.failed, got.gone, got.sources.cut = dict(views.failed), set(views.gone), views.cut
+            return got
+        sources = got.sources
+        if wants.content:
+            sources.merge(self.reader.contents(namespace, wants.content))
+        metadata = {
+            kind: {n for n in names if not sources.knows(SourceKey(kind, n))}
+            for kind, names in wants.metadata.items()
+        }
+        metadata = {kind: names for kind, names in metadata.items() if names}
+        if not sources.cut and (metadata or wants.search or wants.selections):
+            search = wants.search - sources.searched
+            sources.merge(self.reader.survey(namespace, metadata, search, wants.selections))
+        if not sources.cut and wants.mounts:
+            sources.merge(self.mounts.read(namespace))
+        if not sources.cut and wants.origins:
+            got.origins, refused, sources.cut = read_origins(self.client, self.executor, wants.origins)
+            got.failed.update(refused)
+        if not sources.cut and wants.pods:
+            got.pods, sources.cut = read_pods(self.client, self.executor, wants.pods)
+        return got
 
 
 def prefetch_kinds(

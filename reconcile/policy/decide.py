@@ -1,15 +1,15 @@
-"""Decide, the third stage of a pass: every workload of a batch, from the batch's snapshot alone.
+"""The decision table over what a batch's reads established: a full view (`decide_target`), a trusted
+workload's records (`confirm_recorded`), or a view built from those records (`target_from_records`).
 
-Pure: the read stage has put into the snapshot everything a decision may need (full views, source
-identities, content digests, per-source failures); what it did not reach before the budget ran out
-makes the workload `deferred` with the reason `pass budget`, never `failed`. This is the only module that
-runs the decision table over a full view (`decide_target`) or a workload's records (`confirm_recorded`);
-the write stage re-decides after a failed precondition through the same entry point.
+Pure: `policy.answer` calls these once every input of the workload is known; what the budget did not let
+the reads reach makes the workload `deferred` with the reason `pass budget`, never `failed`. This is the
+only module that runs the decision table; `explain` and the re-decision after a failed precondition reach
+it through the same answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -31,10 +31,7 @@ from reconcile.policy.decision import (
     defer_for_budget,
     observed_from,
 )
-from reconcile.policy.evict import plan_eviction
 from reconcile.policy.rules import Rules
-from reconcile.policy.snapshot import Snapshot
-from reconcile.policy.waves import hold_waves
 from reconcile.values import value
 
 
@@ -46,11 +43,6 @@ class Planned:
     listed: Listed
     decision: Decision
     full: Target | None = None
-
-
-def undecided(targets: Iterable[Target]) -> list[Target]:
-    """The full views the decision table does not settle from the spec alone: those whose sources count."""
-    return [t for t in targets if decide_early(t) is None]
 
 
 def unknown_inputs(target: Target, sources: NamespaceSources) -> tuple[str | None, bool]:
@@ -270,35 +262,3 @@ def with_rollout(
         return decision
     found = check(workload, obj, now=rules.now, deadline=rules.rollout_deadline)
     return replace(decision, rollout=found) if found is not None else decision
-
-
-def decide_batch(
-    workloads: Sequence[Listed], settled: Mapping[str, Decision], snapshot: Snapshot, rules: Rules
-) -> list[Planned]:
-    """Every listed workload of a batch, in order: settled in triage, failed, decided in full, confirmed
-    from its records, or deferred because the budget did not reach it; then a rollout that waits for a
-    lower wave is deferred (`waves`)."""
-    out: list[Planned] = []
-    for listed in workloads:
-        uid = listed.uid
-        if uid in settled:
-            out.append(Planned(listed, settled[uid]))
-        elif uid in snapshot.gone:
-            continue
-        elif uid in snapshot.failed:
-            out.append(Planned(listed, Decision(Action.FAILED, snapshot.failed[uid])))
-        elif uid in snapshot.full:
-            full = snapshot.full[uid]
-            decision = snapshot.decided.get(uid) or decide_target(
-                full, snapshot.sources, rules, origin=snapshot.origins.get(uid)
-            )
-            decision = plan_eviction(
-                full, decision, snapshot.pods.get(uid), snapshot.sources, per_pass=rules.evict_per_pass
-            )
-            out.append(
-                Planned(full.listed, with_rollout(full.listed, decision, full.status_view, rules), full)
-            )
-        else:
-            out.append(Planned(listed, snapshot.confirmed.get(uid) or defer_for_budget()))
-    held = hold_waves([(p.listed, p.decision) for p in out])
-    return [p if d is p.decision else replace(p, decision=d) for p, d in zip(out, held, strict=True)]

@@ -35,6 +35,7 @@ from reconcile.policy.decide import Planned, decide_target
 from reconcile.policy.decision import Action, generation_after
 from reconcile.policy.patches import build_patch
 from reconcile.policy.rules import Rules
+from reconcile.policy.wants import Wants
 
 SERVER = "https://127.0.0.1:6443"
 META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -166,3 +167,21 @@ def apply_op(obj: dict[str, Any], op: dict[str, Any]) -> None:
     else:
         assert op["op"] == "add", op
         node[last] = op["value"]
+
+
+def read_metadata(
+    stage: ReadStage, namespace: str, wanted: dict[str, set[str]], search: frozenset[str] = frozenset()
+) -> NamespaceSources:
+    """One round of the read stage asked for these sources' identities (and search mode's kinds)."""
+    asked = Wants(metadata={kind: frozenset(names) for kind, names in wanted.items()}, search=search)
+    sources: NamespaceSources = stage.read(namespace, asked).sources
+    return sources
+
+
+def read_contents(
+    stage: ReadStage, namespace: str, wanted: dict[SourceKey, set[frozenset[str] | None]]
+) -> NamespaceSources:
+    """One round of the read stage asked for these sources' content, for these key selections."""
+    asked = Wants(content={key: frozenset(keys) for key, keys in wanted.items()})
+    sources: NamespaceSources = stage.read(namespace, asked).sources
+    return sources

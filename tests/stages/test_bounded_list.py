@@ -14,7 +14,17 @@ from reconcile.model.sources import Hashed, SourceKey
 from reconcile.pipeline.read import ReadStage
 from reconcile.policy.reads import BOUNDS, Read
 from tests.e2e.conftest import configmap
-from tests.stages.http import CONFIGMAPS, META_LIST, SERVER, calls, page, stamped, status
+from tests.stages.http import (
+    CONFIGMAPS,
+    META_LIST,
+    SERVER,
+    calls,
+    page,
+    read_contents,
+    read_metadata,
+    stamped,
+    status,
+)
 
 CONTENT_RATIO = BOUNDS[Read.SOURCE_CONTENT].ratio  # the client of these tests runs at qps 0
 
@@ -40,7 +50,7 @@ def test_a_namespace_that_fits_is_read_with_one_list_and_no_size_probe(
     names = ("a", "b", "c", "d")
     listed = [cm(n) for n in (*names, "unused")]
     mock.add(responses.GET, SERVER + CONFIGMAPS, json=full_page(listed))
-    sources = stage.read_contents("shop", wants(*names, "gone"))
+    sources = read_contents(stage, "shop", wants(*names, "gone"))
     assert calls(mock) == [f"GET {CONFIGMAPS}?limit={CONTENT_RATIO * 5}"]
     assert mock.calls[0].request.headers["Accept"] == "application/json"
     assert sources.tokens[(SourceKey("configmap", "a"), None)] == Hashed(
@@ -58,7 +68,7 @@ def test_a_namespace_too_large_stops_after_the_first_page_and_reads_the_rest_by_
     mock.add(responses.GET, SERVER + CONFIGMAPS, json=full_page(first, token="t1", remaining=limit))
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/x", json=cm("x"))
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/y", status=404, json=status(404, "NotFound"))
-    sources = stage.read_contents("shop", wants("a", "b", "x", "y"))
+    sources = read_contents(stage, "shop", wants("a", "b", "x", "y"))
     # 2 x limit objects for 4 wanted: over the bound, so no second page.
     assert calls(mock) == [f"GET {CONFIGMAPS}?limit={limit}", f"GET {CONFIGMAPS}/x", f"GET {CONFIGMAPS}/y"]
     assert {key.name for key, _ in sources.tokens} == {"a", "b", "x"}
@@ -69,7 +79,7 @@ def test_a_namespace_too_large_stops_after_the_first_page_and_reads_the_rest_by_
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/q", json=cm("q"))
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/r", json=cm("r"))
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/s", json=cm("s"))
-    later = stage.read_contents("shop", wants("p", "q", "r", "s"))
+    later = read_contents(stage, "shop", wants("p", "q", "r", "s"))
     assert calls(mock)[3:] == [f"GET {CONFIGMAPS}/{n}" for n in "pqrs"]
     assert len(later.tokens) == 4
 
@@ -79,7 +89,7 @@ def test_a_list_worth_going_on_is_read_to_its_end(stage: ReadStage, mock: respon
     first = [cm("a"), *(cm(f"filler-{i:02d}") for i in range(limit - 1))]
     mock.add(responses.GET, SERVER + CONFIGMAPS, json=full_page(first, token="t1", remaining=3))
     mock.add(responses.GET, SERVER + CONFIGMAPS, json=full_page([cm("x"), cm("y"), cm("z")]))
-    sources = stage.read_contents("shop", wants("a", "x", "y", "z", "gone"))
+    sources = read_contents(stage, "shop", wants("a", "x", "y", "z", "gone"))
     assert calls(mock) == [
         f"GET {CONFIGMAPS}?limit={CONTENT_RATIO * 5}",
         f"GET {CONFIGMAPS}?limit={CONTENT_RATIO * 5}&continue=t1",
@@ -95,7 +105,7 @@ def test_a_server_that_does_not_count_stops_the_list_at_the_bound(
     mock.add(responses.GET, SERVER + CONFIGMAPS, json=full_page(first, token="t1"))  # no remainingItemCount
     for name in ("x", "y", "z"):
         mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/{name}", json=cm(name))
-    sources = stage.read_contents("shop", wants("a", "x", "y", "z"))
+    sources = read_contents(stage, "shop", wants("a", "x", "y", "z"))
     assert calls(mock) == [f"GET {CONFIGMAPS}?limit={limit}", *(f"GET {CONFIGMAPS}/{n}" for n in "xyz")]
     assert len(sources.tokens) == 4
 
@@ -105,7 +115,7 @@ def test_many_names_metadata_is_one_paged_list_without_a_probe(
 ) -> None:
     names = {f"cm-{i:02d}" for i in range(41)}
     mock.add(responses.GET, SERVER + CONFIGMAPS, json=page([cm(n) for n in sorted(names)]))
-    sources = stage.read_metadata("shop", {"configmap": names | {"gone"}}, frozenset())
+    sources = read_metadata(stage, "shop", {"configmap": names | {"gone"}}, frozenset())
     assert calls(mock) == [f"GET {CONFIGMAPS}?limit=500"]
     assert mock.calls[0].request.headers["Accept"] == META_LIST
     assert len(sources.found) == 41 and sources.is_absent(SourceKey("configmap", "gone"))
@@ -122,7 +132,7 @@ def test_a_metadata_list_stopped_early_leaves_the_names_it_did_not_show_to_gets(
     mock.add(responses.GET, SERVER + CONFIGMAPS, json=body)
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/zz-gone", status=404, json=status(404, "NotFound"))
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/zz-late", json=cm("zz-late"))
-    sources = stage.read_metadata("shop", {"configmap": wanted}, frozenset())
+    sources = read_metadata(stage, "shop", {"configmap": wanted}, frozenset())
     assert calls(mock) == [
         f"GET {CONFIGMAPS}?limit=500",
         f"GET {CONFIGMAPS}/zz-gone",

@@ -8,17 +8,17 @@ import copy
 from dataclasses import replace
 from typing import Any
 
-import pytest
 import responses
 
 from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.workload import Listed, read_listed, read_target
-from reconcile.pipeline.planner import plan_batch, plan_workload, read_snapshot, redecide
+from reconcile.pipeline.planner import plan_batch, plan_rounds, plan_workload, redecide
 from reconcile.pipeline.read import ReadStage
 from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Action, Deferral
 from reconcile.policy.rules import Rules
 from reconcile.policy.triage import Batch, triage_listed
+from reconcile.policy.wants import Input
 from tests.e2e.conftest import configmap, deployment
 from tests.stages.http import (
     CONFIGMAPS,
@@ -183,7 +183,7 @@ def test_a_batch_the_budget_refuses_is_deferred_for_the_budget_and_sends_nothing
 ) -> None:
     first, steady = web("app"), adopted(web("app"), [cm("app")])
     steady["metadata"].update(name="api", uid="uid-api")
-    snapshot = read_snapshot(
+    _planned, known = plan_rounds(
         spent_stage,
         Batch("shop", (as_listed(first), as_listed(steady))),
         triage_listed([as_listed(first), as_listed(steady)], RULES.fingerprint),
@@ -191,7 +191,7 @@ def test_a_batch_the_budget_refuses_is_deferred_for_the_budget_and_sends_nothing
     )
     planned = plan(spent_stage, first, steady)
     assert calls(mock) == []
-    assert snapshot.sources.cut and not snapshot.full and not snapshot.confirmed
+    assert known.cut and not known.views
     assert [(p.listed.name, p.decision.action, p.decision.deferral) for p in planned] == [
         ("web", Action.DEFERRED, Deferral.BUDGET),
         ("api", Action.DEFERRED, Deferral.BUDGET),
@@ -205,13 +205,13 @@ def test_plan_workload_decides_a_whole_object_through_the_batch_path_without_rea
     serve(mock, f"{CONFIGMAPS}/app", cm("app", rv="6", k="new"), meta=True)
     serve(mock, f"{CONFIGMAPS}/app", cm("app", rv="6", k="new"))
     target = read_target(stored, DEPLOYMENT, DISCOVERY)
-    planned, snapshot = plan_workload(stage, target, RULES)
+    planned, known = plan_workload(stage, target, RULES)
     assert calls(mock) == [f"GET {CONFIGMAPS}/app", f"GET {CONFIGMAPS}/app"]
     assert accepts(mock) == [META_GET, JSON]
     # Trusted (its records and generation stand): decided from its records, as a pass decides it.
     assert planned.full is not None and planned.full.unread and planned.decision.action is Action.ROLLOUT
     assert planned.decision.changed == ("configmap/app",) and "uid-web" not in stage.prefetched
-    assert snapshot.sources.namespace == "shop"
+    assert known.sources.namespace == "shop"
 
 
 def test_redecide_reads_the_workload_again_then_its_sources_and_decides_from_scratch(
@@ -239,28 +239,49 @@ def test_redecide_of_a_workload_that_opted_out_skips_it_without_reading_its_sour
     assert (decision.action, decision.reason) == (Action.SKIPPED, "no longer opted in")
 
 
-def test_a_changed_full_view_is_decided_once_and_its_snapshot_keeps_that_decision(
+def test_the_decision_table_runs_once_per_workload_per_round_in_at_most_one_round_per_kind_of_read(
     stage: ReadStage, mock: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Asking which origins to read decides each undecided full view; decide reuses those decisions
-    (`Snapshot.decided`) where no origin was read, so each view is decided once, with the same result."""
-    from reconcile.policy import decide, needs
+    """A batch of a first sight (its whole object, then its content), a steady workload (its metadata)
+    and a changed one (its metadata, then the changed content): every round asks each undecided workload
+    once, the table runs at most once per workload and round, and the rounds stop when all are decided."""
+    from reconcile.policy import answer
 
-    stored = serve_a_changed_app(mock)
-    calls_made: list[str] = []
-    original = decide.decide_target
+    changed = serve_a_changed_app(mock)
+    steady = adopted(web("base"), [cm("base")])
+    steady["metadata"].update(name="api", uid="uid-api")
+    first = web("base")
+    first["metadata"].update(name="new", uid="uid-new")
+    serve(mock, f"{DEPLOYS}/new", first)
+    rounds: list[int] = [0]
+    decided: list[tuple[int, str]] = []
+    read, table = stage.read, answer.decide_target
 
-    def counted(target: Any, *args: Any, **kwargs: Any) -> Any:
-        calls_made.append(target.uid)
-        return original(target, *args, **kwargs)
+    def counted_read(*args: Any, **kwargs: Any) -> Any:
+        rounds[0] += 1
+        return read(*args, **kwargs)
 
-    monkeypatch.setattr(needs, "decide_target", counted)
-    monkeypatch.setattr(decide, "decide_target", counted)
-    listed = [as_listed(stored)]
-    triage = triage_listed(listed, RULES.fingerprint)
-    snapshot = read_snapshot(stage, Batch("shop", tuple(listed)), triage, RULES)
-    assert set(snapshot.decided) == {"uid-web"} and not snapshot.origins
-    (planned,) = decide.decide_batch(listed, triage.settled, snapshot, RULES)
-    assert calls_made == ["uid-web"]
-    assert planned.decision == snapshot.decided["uid-web"]
-    assert planned.decision.action is Action.ROLLOUT and planned.decision.changed == ("configmap/app",)
+    def counted_table(target: Any, *args: Any, **kwargs: Any) -> Any:
+        decided.append((rounds[0], target.uid))
+        return table(target, *args, **kwargs)
+
+    monkeypatch.setattr(stage, "read", counted_read)
+    monkeypatch.setattr(answer, "decide_target", counted_table)
+    planned = plan(stage, changed, steady, first)
+    assert [(p.listed.name, p.decision.action) for p in planned] == [
+        ("web", Action.ROLLOUT),
+        ("api", Action.IN_SYNC),
+        ("new", Action.ADOPT),
+    ]
+    assert len(decided) == len(set(decided)), decided  # once per workload per round
+    assert {uid for _, uid in decided} == {"uid-web", "uid-new"}  # the steady one is confirmed, not decided
+    assert rounds[0] <= len(Input)
+    assert rounds[0] == 3  # whole objects; sources (content and metadata); the changed content
+    # base's content (first sight: never metadata first) also gives its identity to the others.
+    assert calls(mock) == [
+        f"GET {DEPLOYS}/new",
+        f"GET {CONFIGMAPS}/base",
+        f"GET {CONFIGMAPS}/app",
+        f"GET {CONFIGMAPS}/app",
+    ]
+    assert accepts(mock) == [JSON, JSON, META_GET, JSON]

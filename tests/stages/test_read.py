@@ -36,6 +36,8 @@ from tests.stages.http import (
     make_client,
     metadata_only,
     page,
+    read_contents,
+    read_metadata,
     stamped,
     status,
 )
@@ -147,7 +149,7 @@ def test_read_metadata_gets_each_asked_source_metadata_only_and_returns_its_iden
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/base", json=metadata_only(cm("base")))
     token = stamped(secret("token", {"t": "x"}), uid="s-1", resource_version="9")
     mock.add(responses.GET, SERVER + f"{SECRETS}/token", json=metadata_only(token))
-    sources = stage.read_metadata("shop", {"configmap": {"base", "app"}, "secret": {"token"}}, frozenset())
+    sources = read_metadata(stage, "shop", {"configmap": {"base", "app"}, "secret": {"token"}}, frozenset())
     assert calls(mock) == [f"GET {CONFIGMAPS}/app", f"GET {CONFIGMAPS}/base", f"GET {SECRETS}/token"]
     assert accepts(mock) == [META_GET] * 3
     assert sources.found == {
@@ -164,7 +166,7 @@ def test_a_missing_source_is_absent_and_a_500_breaks_that_source_only(
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/app", status=500, json=status(500, "InternalError"))
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/gone", status=404, json=status(404, "NotFound"))
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/ok", json=metadata_only(cm("ok")))
-    sources = stage.read_metadata("shop", {"configmap": {"app", "gone", "ok"}}, frozenset())
+    sources = read_metadata(stage, "shop", {"configmap": {"app", "gone", "ok"}}, frozenset())
     assert len(mock.calls) == 3
     assert sources.absent == {SourceKey("configmap", "gone")}
     assert isinstance(sources.broken[SourceKey("configmap", "app")], ServerError)
@@ -176,7 +178,7 @@ def test_search_mode_lists_the_kind_metadata_only_and_secrets_without_helm_relea
 ) -> None:
     mock.add(responses.GET, SERVER + CONFIGMAPS, json=page([cm("a"), cm("b")]))
     mock.add(responses.GET, SERVER + SECRETS, json=page([]))
-    sources = stage.read_metadata("shop", {}, frozenset({"configmap", "secret"}))
+    sources = read_metadata(stage, "shop", {}, frozenset({"configmap", "secret"}))
     assert calls(mock) == [
         f"GET {CONFIGMAPS}?limit=500",
         f"GET {SECRETS}?fieldSelector=type!=helm.sh/release.v1&limit=500",
@@ -188,8 +190,8 @@ def test_search_mode_lists_the_kind_metadata_only_and_secrets_without_helm_relea
 
 
 def test_nothing_asked_sends_nothing(stage: ReadStage, mock: responses.RequestsMock) -> None:
-    assert stage.read_metadata("shop", {}, frozenset()).found == {}
-    assert stage.read_contents("shop", {}).tokens == {}
+    assert read_metadata(stage, "shop", {}, frozenset()).found == {}
+    assert read_contents(stage, "shop", {}).tokens == {}
     assert stage.read_views([]).targets == []
     assert calls(mock) == []
 
@@ -197,7 +199,7 @@ def test_nothing_asked_sends_nothing(stage: ReadStage, mock: responses.RequestsM
 def test_read_metadata_the_budget_refuses_is_cut(
     spent_stage: ReadStage, mock: responses.RequestsMock
 ) -> None:
-    sources = spent_stage.read_metadata("shop", {"configmap": {"app"}}, frozenset())
+    sources = read_metadata(spent_stage, "shop", {"configmap": {"app"}}, frozenset())
     assert calls(mock) == []
     assert sources.cut and not sources.knows(SourceKey("configmap", "app"))
 
@@ -211,7 +213,7 @@ def test_read_contents_gets_each_source_once_and_returns_a_token_per_asked_selec
     app = cm("app", rv="41", host="h", port="80")
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/app", json=app)
     whole, port = None, frozenset({"port"})
-    sources = stage.read_contents("shop", {SourceKey("configmap", "app"): {whole, port}})
+    sources = read_contents(stage, "shop", {SourceKey("configmap", "app"): {whole, port}})
     assert calls(mock) == [f"GET {CONFIGMAPS}/app"] and accepts(mock) == [JSON]
     key = SourceKey("configmap", "app")
     assert sources.tokens == {
@@ -230,7 +232,7 @@ def test_read_contents_a_500_on_one_source_breaks_it_and_the_others_are_still_ha
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/b", json=cm("b"))
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/c", status=404, json=status(404, "NotFound"))
     wanted = {SourceKey("configmap", n): {None} for n in ("a", "b", "c")}
-    sources = stage.read_contents("shop", wanted)
+    sources = read_contents(stage, "shop", wanted)
     assert calls(mock) == [f"GET {CONFIGMAPS}/a", f"GET {CONFIGMAPS}/b", f"GET {CONFIGMAPS}/c"]
     assert list(sources.broken) == [SourceKey("configmap", "a")]
     assert list(sources.tokens) == [(SourceKey("configmap", "b"), None)]
@@ -301,7 +303,7 @@ def test_the_errors_a_read_returns_keep_their_http_meaning(
     stage: ReadStage, mock: responses.RequestsMock
 ) -> None:
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/a", status=403, json=status(403, "Forbidden"))
-    sources = stage.read_metadata("shop", {"configmap": {"a"}}, frozenset())
+    sources = read_metadata(stage, "shop", {"configmap": {"a"}}, frozenset())
     assert isinstance(sources.broken[SourceKey("configmap", "a")], Forbidden)
     assert not isinstance(sources.broken[SourceKey("configmap", "a")], NotFound)
 
