@@ -29,9 +29,9 @@ from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import Hashed, NamespaceSources, SourceKey, SourceMeta
 from reconcile.model.workload import Listed, Target, read_listed, read_target, records_trusted
+from reconcile.policy.answer import content_wants
 from reconcile.policy.decide import confirm_recorded, decide_target, target_from_records
 from reconcile.policy.decision import Action, Decision
-from reconcile.policy.answer import content_wants
 from reconcile.policy.patches import build_patch
 from reconcile.policy.rules import Rules
 from reconcile.policy.triage import Need, triage_one

@@ -161,9 +161,10 @@ def explain_workload(
 def hold_for_waves(
     settings: Settings, stage: ReadStage, rules: Rules, target: Target, decision: Decision
 ) -> Decision:
-    """A rollout as the pass decides it among its batch (`policy.waves`, applied by the planner to each batch): when
-    a workload of a lower wave shares the namespace, the namespace is listed and the target's batch planned
-    through the pass's batch path, without writing, and the target's decision there is the answer."""
+    """A rollout as the pass decides it among its batch (`policy.waves`, applied by the planner to each
+    batch): when a workload of a lower wave shares the namespace, the namespace is listed and the target's
+    batch planned through the pass's batch path, without writing, and the target's decision there is the
+    answer."""
     if decision.action is not Action.ROLLOUT or not target.kind.rolls_pods:
         return decision
     scoped = replace(settings, namespaces=(target.namespace,), shard=None)

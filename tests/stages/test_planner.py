@@ -8,6 +8,7 @@ import copy
 from dataclasses import replace
 from typing import Any
 
+import pytest
 import responses
 
 from reconcile.model.kinds import DEPLOYMENT
