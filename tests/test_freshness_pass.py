@@ -45,7 +45,7 @@ def sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Simul
 def run(kubeconfig: Path, **settings: Any) -> Report:
     client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
     try:
-        return run_pass(Settings(kubeconfig=str(kubeconfig), timeout=60.0, **settings), client)
+        return Report(run_pass(Settings(kubeconfig=str(kubeconfig), timeout=60.0, **settings), client))
     finally:
         client.close()
 

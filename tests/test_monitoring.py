@@ -23,9 +23,10 @@ import yaml
 
 from reconcile.cli.commands import count_undelivered, rolled_workloads
 from reconcile.output.metrics import build_registry
-from reconcile.output.report import Report, Row
+from reconcile.output.report import Report
 from reconcile.pipeline.notifier import WEBHOOK_ROW_KIND
 from reconcile.policy.decision import Deferral
+from reconcile.policy.outcome import Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 MONITORING = ROOT / "deploy" / "monitoring"
@@ -251,19 +252,19 @@ def test_kubectl_apply_k_of_deploy_monitoring_carries_the_rules_and_the_dashboar
     assert docs["ConfigMap"]["metadata"]["labels"]["grafana_dashboard"] == "1"
 
 
-def _row(kind: str, action: str) -> Row:
-    return Row(kind=kind, namespace="apps", name="web", action=action, reason="r")
+def _row(kind: str, action: str) -> Outcome:
+    return Outcome(kind=kind, namespace="apps", name="web", action=action, reason="r")
 
 
 def test_undelivered_notifications_are_the_notify_rows_of_a_pass_whose_webhook_failed() -> None:
     notified = [_row("Deployment", "notify"), _row("StatefulSet", "notify"), _row("Deployment", "rollout")]
-    assert count_undelivered(Report(rows=notified)) == 0
+    assert count_undelivered(Report.of(rows=notified)) == 0
     failed_elsewhere = [*notified, _row("Deployment", "failed")]
-    assert count_undelivered(Report(rows=failed_elsewhere)) == 0
-    assert count_undelivered(Report(rows=[*notified, _row(WEBHOOK_ROW_KIND, "failed")])) == 2
+    assert count_undelivered(Report.of(rows=failed_elsewhere)) == 0
+    assert count_undelivered(Report.of(rows=[*notified, _row(WEBHOOK_ROW_KIND, "failed")])) == 2
 
 
 def test_the_per_workload_series_name_the_rows_the_pass_rolled() -> None:
     rows = [_row("Deployment", "rollout"), _row("StatefulSet", "in-sync"), _row("DaemonSet", "rollout")]
     expected = [("apps", "Deployment", "web"), ("apps", "DaemonSet", "web")]
-    assert rolled_workloads(Report(rows=rows)) == expected
+    assert rolled_workloads(Report.of(rows=rows)) == expected

@@ -1,6 +1,6 @@
-"""Holding notifications and delivering them (pipeline/write.py's hold, pipeline/notifier.py), without a
-server: a fake API client records the requests, a fake sender stands for the webhook. The records of a
-notification are written only after its delivery; a failure or a budget cut writes nothing."""
+"""Holding notifications and delivering them (pipeline/writes.py's hold and delivery, pipeline/notifier.py's
+POST), without a server: a fake API client records the requests, a fake sender stands for the webhook. The
+records of a notification are written only after its delivery; a failure or a budget cut writes nothing."""
 
 from __future__ import annotations
 
@@ -17,13 +17,16 @@ from reconcile.config.settings import Settings
 from reconcile.errors import BudgetExhausted, Conflict, NotFound
 from reconcile.kube.client import KubeClient
 from reconcile.model.annotations import Annotations
+from reconcile.model.choices import DryRun
 from reconcile.model.workload import Target, revise
 from reconcile.output.webhook import WebhookError
 from reconcile.pipeline.budget import Budget
-from reconcile.pipeline.notifier import Notifier, Outcome
-from reconcile.pipeline.write import WriteOptions, Writer
+from reconcile.pipeline.notifier import Notifier
+from reconcile.pipeline.write import Writer
+from reconcile.pipeline.writes import PassWrites
 from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Action, Decision, Deferral, decide
+from reconcile.policy.outcome import Outcome
 from tests.test_plan import NOW, observed
 from tests.test_plan_notify import CHANGED
 
@@ -93,13 +96,20 @@ class Pass:
         self.settings = Settings(webhook_secret="ops/hook", webhook_cluster="test", dry_run=dry_run)  # type: ignore[arg-type]
         self.budget = Budget(60)
         self.senders: list[FakeSender] = []
-        options = WriteOptions(dry_run, hold_notify=dry_run == "none")
-        self.writer = Writer(
+        sender = Writer(
             cast(KubeClient, client),
-            options,
+            dry_run=DryRun(dry_run),
+            events=True,
             keys=Annotations("kube-rehash.io"),
             now=NOW,
-            redecide=redecide or (lambda t: (t, NOTIFIED)),
+        )
+        self.writer = PassWrites(
+            sender,
+            cast(Any, None),
+            cast(Any, None),
+            max_rollouts=None,
+            webhook=True,
+            again=redecide or (lambda t: (t, NOTIFIED)),
         )
 
         def make_sender(url: str, timeout: float, budget: Budget) -> Any:
@@ -109,30 +119,39 @@ class Pass:
         self.notifier = Notifier(
             self.settings,
             cast(KubeClient, client),
-            self.writer,
             self.budget,
             now=NOW,
             make_sender=make_sender,
         )
 
-    def deliver(self) -> Outcome:
-        return self.notifier.deliver(self.writer.take_held())
+    def deliver(self) -> Delivered:
+        return Delivered(self.writer.deliver_held(self.notifier))
+
+
+class Delivered:
+    """The delivery as outcomes: the held workloads', the failed delivery's, the ones left unwritten."""
+
+    def __init__(self, delivered: Any) -> None:
+        self.rows = [Outcome.of(w.planned.listed, w.decision) for w in delivered.written]
+        self.failures: list[Outcome] = delivered.failures
+        self.unwritten: frozenset[str] = delivered.unwritten
 
 
 def test_the_writer_holds_notifications_and_writes_nothing_for_them() -> None:
     client = FakeClient(secret({"url": URL}))
     run = Pass(client)
-    rows = run.writer.write_batch([Planned(WORKLOAD.listed, NOTIFIED, WORKLOAD)])
-    assert [(r.action, r.reason) for r in rows] == [("notify", NOTIFIED.reason)]
+    written = run.writer.write_batch([Planned(WORKLOAD.listed, NOTIFIED, WORKLOAD)])
+    assert [(w.decision.action, w.decision.reason) for w in written] == [(Action.NOTIFY, NOTIFIED.reason)]
     assert client.calls == []
-    assert run.writer.take_held() == [(WORKLOAD, NOTIFIED)]
+    assert run.writer.take_held() == [Planned(WORKLOAD.listed, NOTIFIED, WORKLOAD)]
     assert run.writer.take_held() == []
 
 
 def test_nothing_held_means_no_secret_read_and_no_post() -> None:
     client = FakeClient(secret({"url": URL}))
     run = Pass(client)
-    assert run.deliver() == Outcome([], [], frozenset())
+    delivered = run.deliver()
+    assert (delivered.rows, delivered.failures, delivered.unwritten) == ([], [], frozenset())
     assert client.calls == [] and run.senders == []
 
 
@@ -254,4 +273,4 @@ def test_a_dry_run_holds_nothing() -> None:
     run = Pass(client, dry_run="client")
     run.writer.write_batch([Planned(WORKLOAD.listed, NOTIFIED, WORKLOAD)])
     assert run.writer.take_held() == []
-    assert Notifier.for_pass(run.settings, cast(KubeClient, client), run.writer, run.budget, now=NOW) is None
+    assert Notifier.for_pass(run.settings, cast(KubeClient, client), run.budget, now=NOW) is None

@@ -12,7 +12,8 @@ from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.windows import parse_windows
 from reconcile.model.workload import read_target, revise
-from reconcile.policy.decision import Action, apply_budget, decide
+from reconcile.policy.decision import Action, decide
+from reconcile.policy.limits import apply_budget
 from reconcile.policy.patches import build_patch
 from tests.test_plan import NOW, REC_A, REC_A2, observed, target
 

@@ -157,10 +157,10 @@ def scenario(sim: Simulator, kubeconfig: Path) -> list[Report]:
     settings = Settings(kubeconfig=str(kubeconfig), shard=Shard(0, 1), timeout=60.0)
     try:
         collide_once_per_kind(sim)
-        first = run_pass(settings, client)
+        first = Report(run_pass(settings, client))
         sim.faults.clear()
         change_sources(sim)
-        second = run_pass(settings, client)
+        second = Report(run_pass(settings, client))
     finally:
         client.close()
     return [first, second]
@@ -268,7 +268,7 @@ def test_the_namespaced_overlay_needs_no_cluster_permission(tmp_path: Path) -> N
         kubeconfig = simulator.write_kubeconfig(tmp_path / "kubeconfig", token=SA_TOKEN)
         client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
         settings = Settings(kubeconfig=str(kubeconfig), namespaces=tuple(namespaces), timeout=60.0)
-        report = run_pass(settings, client)
+        report = Report(run_pass(settings, client))
         client.close()
         assert failures([report]) == [] and simulator.log.count(status=403) == 0
         assert [r.action for r in report.rows] == ["adopt"] * len(namespaces)
@@ -291,7 +291,7 @@ def test_secrets_get_only_component_works_with_fetch_get(tmp_path: Path, sim: tu
     simulator.load_rbac(docs)
     client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
     settings = replace(Settings(kubeconfig=str(kubeconfig), timeout=60.0), fetch="get")
-    report = run_pass(settings, client)
+    report = Report(run_pass(settings, client))
     client.close()
     secret_lists = [e for e in simulator.log.entries() if e.method == "GET" and e.path.endswith("/secrets")]
     assert secret_lists == [] and simulator.log.count(status=403) == 0
@@ -332,7 +332,7 @@ def test_namespace_selector_component_grants_exactly_list_on_namespaces_and_it_i
     ):
         simulator.load_rbac(rbac)
         client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
-        report = run_pass(settings, client)
+        report = Report(run_pass(settings, client))
         client.close()
         if allowed:
             assert failures([report]) == [] and simulator.log.count(status=403) == 0

@@ -62,9 +62,9 @@ def evicting_passes(tmp_path: Path, rbac: list[dict[str, Any]]) -> tuple[list[Re
         client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
         settings = Settings(kubeconfig=str(kubeconfig), timeout=60.0)
         try:
-            first = run_pass(settings, client)
+            first = Report(run_pass(settings, client))
             change(cluster)
-            second = run_pass(settings, client)
+            second = Report(run_pass(settings, client))
         finally:
             client.close()
         return [first, second], sim, pods(cluster)

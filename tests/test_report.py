@@ -5,12 +5,13 @@ from __future__ import annotations
 import io
 import json
 
-from reconcile.output.report import TEXT_ROWS_IN_FULL, Report, Row
+from reconcile.output.report import TEXT_ROWS_IN_FULL, Report
+from reconcile.policy.outcome import Outcome
 
 
-def rows(count: int, action: str = "in-sync") -> list[Row]:
+def rows(count: int, action: str = "in-sync") -> list[Outcome]:
     return [
-        Row(
+        Outcome(
             "Deployment",
             f"ns-{i % 7}",
             f"web-{i}",
@@ -25,12 +26,13 @@ def rows(count: int, action: str = "in-sync") -> list[Row]:
 
 
 def test_the_streamed_json_is_the_same_text_as_one_dump_of_the_document() -> None:
+    api = {"requests": {"list": {"200": 3}}, "bytes": 1024}
+    failed_list = Outcome.scope_failure("Deployment", "*", 'list "failed"\n')
     for report in (
-        Report(),
-        Report(rows=rows(1)),
-        Report(dry_run=True, rows=[*rows(25), Row.scope_failure("Deployment", "*", 'list "failed"\n')]),
+        Report.of(api=api),
+        Report.of(rows=rows(1), api=api),
+        Report.of(dry_run=True, rows=[*rows(25), failed_list], api=api),
     ):
-        report.api = {"requests": {"list": {"200": 3}}, "bytes": 1024}
         out = io.StringIO()
         report.write_json(out)
         assert out.getvalue() == json.dumps(report.to_json(), indent=2)
@@ -39,7 +41,7 @@ def test_the_streamed_json_is_the_same_text_as_one_dump_of_the_document() -> Non
 
 
 def test_a_large_text_report_lists_only_the_rows_not_in_sync_and_counts_the_rest() -> None:
-    report = Report(rows=rows(TEXT_ROWS_IN_FULL) + rows(3, action="rollout"))
+    report = Report.of(rows=rows(TEXT_ROWS_IN_FULL) + rows(3, action="rollout"))
     lines = report.render_text().splitlines()
     assert lines[0] == f"{TEXT_ROWS_IN_FULL} workloads in sync are not listed (-o json lists all)"
     assert lines[1].split() == ["ACTION", "KIND", "NAMESPACE", "NAME", "REASON"]
@@ -48,7 +50,7 @@ def test_a_large_text_report_lists_only_the_rows_not_in_sync_and_counts_the_rest
 
 
 def test_a_small_text_report_lists_every_row() -> None:
-    report = Report(rows=rows(5) + rows(1, action="rollout"))
+    report = Report.of(rows=rows(5) + rows(1, action="rollout"))
     lines = report.render_text().splitlines()
     assert len(lines) == 1 + 6 + 1
     assert sum(1 for line in lines if line.startswith("in-sync")) == 5
@@ -56,15 +58,15 @@ def test_a_small_text_report_lists_every_row() -> None:
 
 def test_the_summary_line_counts_workloads_and_scopes_apart_with_plurals() -> None:
     failed_scopes = [
-        Row.scope_failure("Deployment", f"ns-{i}", "list failed: 403 Forbidden") for i in range(5)
+        Outcome.scope_failure("Deployment", f"ns-{i}", "list failed: 403 Forbidden") for i in range(5)
     ]
-    assert Report(rows=failed_scopes).summary_line().startswith("0 workloads; 5 scopes failed in ")
-    one = Report(rows=rows(1, action="rollout") + failed_scopes[:1])
+    assert Report.of(rows=failed_scopes).summary_line().startswith("0 workloads; 5 scopes failed in ")
+    one = Report.of(rows=rows(1, action="rollout") + failed_scopes[:1])
     assert one.summary_line().startswith("1 workload: 1 rollout; 1 scope failed in ")
-    assert Report().summary_line().startswith("0 workloads: nothing to do in ")
-    assert Report(rows=rows(2)).summary_line().startswith("2 workloads: 2 in-sync in ")
+    assert Report.of().summary_line().startswith("0 workloads: nothing to do in ")
+    assert Report.of(rows=rows(2)).summary_line().startswith("2 workloads: 2 in-sync in ")
 
 
 def test_the_json_summary_still_counts_scope_rows_under_their_action() -> None:
-    report = Report(rows=[*rows(2), Row.scope_failure("StatefulSet", "*", "list failed")])
+    report = Report.of(rows=[*rows(2), Outcome.scope_failure("StatefulSet", "*", "list failed")])
     assert report.summary()["workloads"] == 3 and report.summary()["failed"] == 1

@@ -12,12 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconcile.output.report import Report, Row
-from reconcile.output.rows import BLOCK, Rows, pack_row, unpack_row
+from reconcile.output.report import Report
 from reconcile.policy.decision import Deferral
+from reconcile.policy.outcome import Outcome
+from reconcile.policy.outcomes import BLOCK, Outcomes, pack_outcome, unpack_outcome
 
 
-def row(i: int, **fields: object) -> Row:
+def row(i: int, **fields: object) -> Outcome:
     base: dict[str, object] = {
         "kind": "Deployment" if i % 3 else "StatefulSet",
         "namespace": f"team-{i % 7}",
@@ -27,20 +28,23 @@ def row(i: int, **fields: object) -> Row:
         "configs": (f"configmap/cfg-{i}", f"secret/sec-{i}"),
         "hash": f"{i:016x}",
     }
-    return Row(**{**base, **fields})  # type: ignore[arg-type]
+    return Outcome(**{**base, **fields})  # type: ignore[arg-type]
 
 
 def test_every_field_of_a_row_survives_packing() -> None:
     full = row(1, previous="ab", rollout_status="stalled", deferral=Deferral.BUDGET, action="deferred")
-    assert unpack_row(json.loads(json.dumps(pack_row(full)))) == full
+    assert unpack_outcome(json.loads(json.dumps(pack_outcome(full)))) == full
     assert (
-        unpack_row(json.loads(json.dumps(pack_row(Row("Deployment", "*", "*", "failed", "x"))))).configs == ()
+        unpack_outcome(
+            json.loads(json.dumps(pack_outcome(Outcome("Deployment", "*", "*", "failed", "x"))))
+        ).configs
+        == ()
     )
 
 
 def test_rows_read_back_in_order_across_packed_blocks_and_the_open_one() -> None:
     written = [row(i) for i in range(2 * BLOCK + 17)]
-    rows = Rows(written)
+    rows = Outcomes(written)
     assert len(rows) == len(written) and list(rows) == written and rows == written
     assert rows[0] == written[0] and rows[BLOCK] == written[BLOCK] and rows[-1] == written[-1]
     assert rows[BLOCK - 2 : BLOCK + 2] == written[BLOCK - 2 : BLOCK + 2]
@@ -53,7 +57,7 @@ def test_the_document_from_packed_rows_is_the_one_from_plain_rows_in_order(appen
     written = sorted((row(i) for i in range(BLOCK + 40)), key=lambda r: (r.namespace, r.kind, r.name))
     if appended == "out of order":
         written = [*written[BLOCK:], *written[:BLOCK]]
-    report = Report(rows=written)
+    report = Report.of(rows=written)
     document = json.loads(report.render_json())
     key = [(r.namespace, r.kind, r.name) for r in written]
     assert [(w["namespace"], w["kind"], w["name"]) for w in document["workloads"]] == sorted(key)
@@ -62,7 +66,7 @@ def test_the_document_from_packed_rows_is_the_one_from_plain_rows_in_order(appen
 
 
 def test_packed_rows_take_a_fraction_of_the_objects_memory() -> None:
-    rows = Rows(row(i) for i in range(20 * BLOCK))
+    rows = Outcomes(row(i) for i in range(20 * BLOCK))
     packed = sum(sys.getsizeof(b) for b in rows._blocks)
     assert packed / len(rows) < 100  # bytes per row; as objects a row is about 500
 
@@ -85,7 +89,7 @@ def test_the_counts_noted_as_rows_are_appended_are_those_of_the_rows_read_back(s
         else row(i, namespace=f"team-{n:02d}", action=a, deferral=d, rollout_status=s)
         for i, (a, d, s, scope, n) in enumerate(shapes)
     ]
-    report = Report(rows=Rows(written))
+    report = Report.of(rows=Outcomes(written))
     summary = report.summary()
     assert summary["workloads"] == len(written)
     assert summary["stalled"] == sum(r.stalled for r in written)

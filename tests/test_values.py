@@ -11,7 +11,7 @@ from mypy import api as mypy_api
 
 from reconcile.model.bookkeeping import SourceRecord
 from reconcile.model.references import Reference
-from reconcile.output.row import Row
+from reconcile.policy.outcome import Outcome
 from reconcile.values import value
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +61,7 @@ def test_the_per_object_values_hash_as_before() -> None:
     assert {ref: 1}[Reference("configmap", "app", frozenset({"k"}), False)] == 1
     record = SourceRecord("configmap", "app", "u1", "7", "whole", "t")
     assert record in {SourceRecord("configmap", "app", "u1", "7", "whole", "t")}
-    assert Row("Deployment", "ns", "a", "in-sync", "") == Row("Deployment", "ns", "a", "in-sync", "")
+    assert Outcome("Deployment", "ns", "a", "in-sync", "") == Outcome("Deployment", "ns", "a", "in-sync", "")
 
 
 def test_mypy_refuses_an_assignment_to_a_field_of_a_value(tmp_path: Path) -> None:

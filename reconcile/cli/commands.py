@@ -209,8 +209,8 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
     install_stop_handler(budget.stop)
     try:
         hash_key = read_hash_key(settings, client) if settings.hash_key_secret else hash_key
-        report = run_pass(
-            settings, client, budget=budget, hash_key=hash_key, progress=progress_printer(settings)
+        report = Report(
+            run_pass(settings, client, budget=budget, hash_key=hash_key, progress=progress_printer(settings))
         )
     finally:
         client.close()

@@ -150,6 +150,7 @@ def say(text: str) -> None:
 def run_demo(*, quiet: bool = False) -> int:
     """Four passes with narration; exit 0 when each pass did what the narration promised."""
     from reconcile.cli.connect import connect
+    from reconcile.output.report import Report
     from reconcile.pipeline.run import run_pass
 
     simulator = simulator_class("demo")
@@ -166,7 +167,7 @@ def run_demo(*, quiet: bool = False) -> int:
             sim.log.clear()
             client = connect(settings)
             try:
-                report = run_pass(settings, client)
+                report = Report(run_pass(settings, client))
             finally:
                 client.close()
             if not quiet:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from reconcile.model.bookkeeping import RolloutRecord
+from reconcile.model.bookkeeping import COMPLETE, PROGRESSING, STALLED, RolloutRecord
 from reconcile.model.health import PROGRESS_DEADLINE_EXCEEDED, RolloutStatus, rollout_status
 from reconcile.model.times import parse_time
 from reconcile.model.workload import Listed
@@ -91,3 +91,14 @@ def format_age(age: timedelta) -> str:
     if days < 1:
         return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
     return f"{days}d{hours % 24}h" if hours % 24 else f"{days}d"
+
+
+def record_move(found: RolloutCheck) -> str | None:
+    """The state our rollout's record moves to after this check (None: it stays): `stalled` once (its
+    Event is sent with that move, so two passes never report one stall twice), `complete` when done, so
+    its status is not read again."""
+    if found.status is RolloutStatus.STALLED and found.record.state == PROGRESSING:
+        return STALLED
+    if found.status is RolloutStatus.COMPLETE:
+        return COMPLETE
+    return None

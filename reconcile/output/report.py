@@ -1,4 +1,5 @@
-"""The report of a pass: the contract's JSON document and a short aligned table for people.
+"""The report of a pass: the contract's JSON document and a short aligned table for people, made from the
+pass's result (policy/result.py): one row per outcome.
 
 Rows carry names of configs and hash values only, never content; the JSON shape is the contract's,
 plus an `api` block (requests, retries, bytes) and `interrupted` that the contract leaves open. A row
@@ -18,11 +19,12 @@ from json.encoder import encode_basestring_ascii as quote_json  # json.dumps's o
 from typing import Any, TextIO
 
 from reconcile.model.bookkeeping import STALLED
-from reconcile.output.row import Row
-from reconcile.output.rows import RowClass, Rows, sort_key
 from reconcile.policy.decision import Action, Deferral
+from reconcile.policy.outcome import Outcome
+from reconcile.policy.outcomes import OutcomeClass, Outcomes, sort_key
+from reconcile.policy.result import PassResult
 
-__all__ = ["Report", "Row", "Rows", "with_status"]
+__all__ = ["Report", "row_json", "with_status"]
 
 ACTION_ORDER = [a.value for a in Action]
 TEXT_ROWS_IN_FULL = 2000
@@ -32,27 +34,44 @@ QUIET_ACTIONS = frozenset({Action.IN_SYNC.value})
 _ROWS_MARK = "\x00rows\x00"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Report:
-    dry_run: bool = False
-    rows: Rows = field(default_factory=Rows)
-    """Packed a block at a time (output/rows.py); a list given here is packed too."""
-    duration: float = 0.0
-    contents_fetched: int = 0
-    interrupted: bool = False
-    """Stopped by SIGTERM: the rest was not reached."""
-    budget_exhausted: bool = False
-    """The time budget ran out: what it did not reach is deferred with the reason `pass budget`."""
-    api: dict[str, Any] = field(default_factory=dict)
-    foreign_annotations: dict[str, int] = field(default_factory=dict)
-    """Peer (compat rule) -> workloads carrying its annotations, which this pass ignored (the rule is off)."""
+    """The report of one pass's result."""
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.rows, Rows):
-            self.rows = Rows(self.rows)
+    result: PassResult = field(default_factory=PassResult)
 
-    def extend(self, rows: Iterable[Row]) -> None:
-        self.rows.extend(rows)
+    @classmethod
+    def of(cls, rows: Iterable[Outcome] = (), **result: Any) -> Report:
+        """The report of a result with these outcomes (packed) and fields."""
+        return cls(PassResult(Outcomes(rows), **result))
+
+    @property
+    def rows(self) -> Outcomes:
+        return self.result.outcomes
+
+    @property
+    def dry_run(self) -> bool:
+        return self.result.dry_run
+
+    @property
+    def duration(self) -> float:
+        return self.result.duration
+
+    @property
+    def interrupted(self) -> bool:
+        return self.result.interrupted
+
+    @property
+    def budget_exhausted(self) -> bool:
+        return self.result.budget_exhausted
+
+    @property
+    def api(self) -> dict[str, Any]:
+        return dict(self.result.api)
+
+    @property
+    def contents_fetched(self) -> int:
+        return self.result.contents_fetched
 
     @property
     def budget_deferred(self) -> int:
@@ -71,11 +90,11 @@ class Report:
                 counts[row_class.deferral] += count
         return counts
 
-    def _count(self, which: Callable[[RowClass], bool]) -> int:
+    def _count(self, which: Callable[[OutcomeClass], bool]) -> int:
         """The rows of the classes `which` picks (counted as they were appended: no row is unpacked)."""
         return sum(count for row_class, count in self.rows.classes.items() if which(row_class))
 
-    def sorted_rows(self) -> Iterator[Row]:
+    def sorted_rows(self) -> Iterator[Outcome]:
         """The rows by namespace, kind and name, each unpacked as it is written, so the rows are never all
         unpacked at once. A pass appends them in that order but for its scope rows and a rotated start:
         rows already in order are read as they are, others through a sorted index of their keys."""
@@ -110,7 +129,7 @@ class Report:
         return self._count(lambda c: c.action == Action.ROLLOUT.value) > 0
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.head_json(), "workloads": [r.to_json() for r in self.sorted_rows()]}
+        return {**self.head_json(), "workloads": [row_json(r) for r in self.sorted_rows()]}
 
     def head_json(self) -> dict[str, Any]:
         """The document without its rows, in the contract's key order (`workloads` where the rows go)."""
@@ -124,7 +143,7 @@ class Report:
             "duration_seconds": round(self.duration, 3),
             "configs_fetched": self.contents_fetched,
             "api": self.api,
-            "foreign_annotations": self.foreign_annotations,
+            "foreign_annotations": dict(self.result.foreign_annotations),
         }
 
     def write_json(self, out: TextIO) -> None:
@@ -140,7 +159,7 @@ class Report:
         for i, row in enumerate(self.sorted_rows()):
             if i:
                 out.write(",\n    ")
-            out.write(indented_row(row.to_json()))
+            out.write(indented_row(row_json(row)))
         out.write(after)
 
     def render_json(self) -> str:
@@ -230,6 +249,23 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def with_status(row: Row) -> str:
+def row_json(outcome: Outcome) -> dict[str, Any]:
+    """The report's row of one outcome (`rollout_status` only where the pass read it)."""
+    doc: dict[str, Any] = {
+        "kind": outcome.kind,
+        "namespace": outcome.namespace,
+        "name": outcome.name,
+        "action": outcome.action,
+        "reason": outcome.reason,
+        "configs": list(outcome.configs),
+        "hash": outcome.hash,
+        "previous": outcome.previous,
+    }
+    if outcome.rollout_status is not None:
+        doc["rollout_status"] = outcome.rollout_status
+    return doc
+
+
+def with_status(row: Outcome) -> str:
     """The reason, plus the rollout status when one was read (`...; rollout stalled`)."""
     return f"{row.reason}; rollout {row.rollout_status}" if row.rollout_status else row.reason

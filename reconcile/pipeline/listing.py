@@ -30,7 +30,6 @@ from reconcile.model.references import (
     reads_template_annotations,
 )
 from reconcile.model.workload import Listed, honoured_annotations, read_listed
-from reconcile.output.report import Row
 from reconcile.pipeline.scope import (
     Scope,
     covers_whole_cluster,
@@ -41,6 +40,7 @@ from reconcile.pipeline.scope import (
 from reconcile.pipeline.stream import namespace_of
 from reconcile.pipeline.workload_lists import WorkloadLists
 from reconcile.policy.decision import Decision, Deferral
+from reconcile.policy.outcome import Outcome
 from reconcile.policy.sharding import WorkloadKey, plan_shards
 from reconcile.policy.tally import Tally, tally_of
 from reconcile.policy.triage import Need, Triage, triage_of, triage_one
@@ -60,7 +60,7 @@ class Listing:
     in `listed_kinds`, planned from the `tally`."""
 
     workloads: list[Listed] = field(default_factory=list)
-    failures: list[Row] = field(default_factory=list)
+    failures: list[Outcome] = field(default_factory=list)
     census: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(namespace, plural) -> objects listed."""
     tally: Tally = field(default_factory=Tally)
@@ -114,11 +114,11 @@ def list_targets(
             scope = Scope(selected=select_namespaces(client, settings.namespace_selector))
         except PassCut as exc:
             why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
-            listing.failures.append(Row.scope_deferred("Namespace", "*", f"{exc}; not listed", why))
+            listing.failures.append(Outcome.scope_deferred("Namespace", "*", f"{exc}; not listed", why))
             return listing
         except RehashError as exc:
             reason = f"namespaceSelector: the namespaces list failed: {exc}"
-            listing.failures.append(Row.scope_failure("Namespace", "*", reason))
+            listing.failures.append(Outcome.scope_failure("Namespace", "*", reason))
             return listing
     if covers_whole_cluster(settings):
         listing.open = WorkloadLists(
@@ -280,9 +280,9 @@ def list_kind(
             return False
         except PassCut as exc:  # not reached: the budget ran out, or the pass was stopped
             why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
-            failures.append(Row.scope_deferred(kind.kind, namespace or "*", f"{exc}; not listed", why))
+            failures.append(Outcome.scope_deferred(kind.kind, namespace or "*", f"{exc}; not listed", why))
             complete = False
         except RehashError as exc:
-            failures.append(Row.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
+            failures.append(Outcome.scope_failure(kind.kind, namespace or "*", f"list failed: {exc}"))
             complete = False
     return complete

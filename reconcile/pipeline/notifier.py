@@ -1,14 +1,15 @@
-"""The notify webhook's place in a pass: notifications held, one POST, and only then their writes.
+"""The notify webhook's place in a pass: one POST of the held notifications, before their records.
 
 Why held: a notification's record (the new hash on the workload's metadata) is what tells the next pass
 that the change was notified. Written before the webhook answered, a failed delivery would be lost for
-good; so while a webhook is configured, the batches leave `notify` decisions unwritten (the Writer holds
-them) and, once the batches are done, this module reads the URL from its Secret (one GET, only when
-something is pending), POSTs one document listing every held change (reconcile/output/notice.py), and after a
-2xx writes the held records and their ConfigChanged Events. When anything fails (the Secret, the URL in
-it, the POST), nothing is written: the rows stay `notify` with the error in their reason, one `failed`
-row (kind `Webhook`) makes the pass exit 1, and the next pass finds the same change and notifies again.
-A steady pass holds nothing and sends nothing. Under --dry-run nothing is held and nothing is sent.
+good; so while a webhook is configured, the batches leave `notify` decisions unwritten (policy/limits.py)
+and, once the batches are done, this module reads the URL from its Secret (one GET, only when something
+is pending) and POSTs one document listing every held change (reconcile/output/notice.py); only after a
+2xx does the pass write the held records and their ConfigChanged Events (pipeline/writes.py). When
+anything fails (the Secret, the URL in it, the POST), nothing is written: the rows stay `notify` with the
+error in their reason, one `failed` row (kind `Webhook`) makes the pass exit 1, and the next pass finds the
+same change and notifies again. A steady pass holds nothing and sends nothing. Under --dry-run nothing is
+held and nothing is sent.
 """
 
 from __future__ import annotations
@@ -18,21 +19,17 @@ import binascii
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 from reconcile import __version__
 from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient
-from reconcile.model.workload import Target
 from reconcile.output.notice import Change, PassIdentity, build_document, encode
-from reconcile.output.report import Row
 from reconcile.output.webhook import Sender, WebhookError, check_url
 from reconcile.pipeline.budget import Budget
-from reconcile.pipeline.write import Writer
 from reconcile.policy.decide import Planned
-from reconcile.policy.decision import Decision, defer_for_stop
 
 log = logging.getLogger(__name__)
 
@@ -41,18 +38,17 @@ WEBHOOK_ROW_KIND = "Webhook"
 WRITE_TIME = 2.0
 """Seconds before the budget's end by which the POST must be over, kept for the records' writes."""
 
-Held = tuple[Target, Decision]
 MakeSender = Callable[[str, float, Budget], Sender]
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """What delivering the held notifications did: their rows (replacing the batches' rows), any
-    `failed` row, and the uids of the workloads whose records were not written."""
+class Delivery:
+    """What delivering the held notifications came to: delivered, refused with an error (nothing may be
+    written), or cut short by the pass's budget or a stop (nothing sent)."""
 
-    rows: list[Row]
-    failures: list[Row]
-    unwritten: frozenset[str]
+    delivered: bool
+    error: str | None = None
+    cut: PassCut | None = None
 
 
 def default_sender(url: str, timeout: float, budget: Budget) -> Sender:
@@ -74,7 +70,6 @@ class Notifier:
         self,
         settings: Settings,
         client: KubeClient,
-        writer: Writer,
         budget: Budget,
         *,
         now: datetime,
@@ -84,7 +79,6 @@ class Notifier:
         self.namespace, _, self.secret = settings.webhook_secret.partition("/")
         self.settings = settings
         self.client = client
-        self.writer = writer
         self.budget = budget
         self.make_sender = make_sender
         shard = str(settings.shard) if settings.shard else None
@@ -92,28 +86,28 @@ class Notifier:
 
     @classmethod
     def for_pass(
-        cls, settings: Settings, client: KubeClient, writer: Writer, budget: Budget, *, now: datetime
+        cls, settings: Settings, client: KubeClient, budget: Budget, *, now: datetime
     ) -> Notifier | None:
         """A notifier when a webhook is configured and the pass writes (no dry run), else None."""
         if settings.webhook_secret is None or settings.dry_run != "none":
             return None
-        return cls(settings, client, writer, budget, now=now)
+        return cls(settings, client, budget, now=now)
 
-    def deliver(self, held: Sequence[Held]) -> Outcome:
+    def deliver(self, held: Sequence[Planned]) -> Delivery:
+        """One POST listing every held change (nothing when none is held)."""
         if not held:
-            return Outcome([], [], frozenset())
+            return Delivery(True)
         if self.budget.stop.is_set():
-            return self.cut(held, Stopped("stopped"))
+            return Delivery(False, cut=Stopped("stopped"))
         try:
             url = self.read_url()
             sender = self.make_sender(url, self.settings.webhook_timeout, self.budget)
         except PassCut as exc:
-            return self.cut(held, exc)
+            return Delivery(False, cut=exc)
         except RehashError as exc:
             return self.failed(held, str(exc))
-        document = build_document(
-            [Change.of(t, d) for t, d in held], self.identity, sender=f"kube-rehash {__version__}"
-        )
+        changes = [Change.of(p.full, p.decision) for p in held if p.full is not None]
+        document = build_document(changes, self.identity, sender=f"kube-rehash {__version__}")
         try:
             sender.post(encode(document))
         except WebhookError as exc:
@@ -121,8 +115,7 @@ class Notifier:
         finally:
             sender.close()
         log.info("webhook: %d change(s) delivered; recording them", len(held))
-        rows = self.writer.write_batch([Planned(t.listed, d, t) for t, d in held], hold=False)
-        return Outcome(rows, [], frozenset())
+        return Delivery(True)
 
     def read_url(self) -> str:
         """The URL from the Secret's key (one GET). Errors name the Secret and key, never the value."""
@@ -146,23 +139,7 @@ class Notifier:
             raise WebhookError(f"the key {self.settings.webhook_key!r} of {where} {problem}")
         return url
 
-    def failed(self, held: Sequence[Held], error: str) -> Outcome:
-        """Nothing written: the rows say why, one failed row makes the pass exit 1."""
+    def failed(self, held: Sequence[Planned], error: str) -> Delivery:
+        """Nothing may be written: the rows say why, one failed row makes the pass exit 1."""
         log.warning("%s; %d notification(s) not recorded, the next pass sends them again", error, len(held))
-        rows = [
-            Row.of(
-                t.listed,
-                replace(d, reason=f"{d.reason}; not recorded: {error}; the next pass notifies again"),
-            )
-            for t, d in held
-        ]
-        failure = Row.scope_failure(WEBHOOK_ROW_KIND, self.namespace, error)
-        return Outcome(rows, [failure], frozenset(t.uid for t, _ in held))
-
-    def cut(self, held: Sequence[Held], exc: PassCut) -> Outcome:
-        """The pass may start no more requests: the notifications are left to the next pass, deferred."""
-        rows = [
-            Row.of(t.listed, defer_for_stop(d) if exc.stops_pass else self.writer.cut(exc, d))
-            for t, d in held
-        ]
-        return Outcome(rows, [], frozenset(t.uid for t, _ in held))
+        return Delivery(False, error=error)

@@ -1,67 +1,62 @@
-"""One reconcile pass: list, then batch by batch triage → read → decide → write, under one time budget,
-then the bookkeeping of the rollouts it watches.
+"""One reconcile pass: list, then batch by batch plan (decide or ask, read, repeat) → write, under one time
+budget, then the checks of the rollouts it watches; one result value at the end.
 
-The pass lists the opted-in workloads metadata-only, triages them (pure), and walks its scope in batches
-(a namespace, or a slice of a large one). A whole-cluster pass with more than `streamAbove` of them keeps
-only their tally and walks the cluster namespace by namespace as its lists stream (pipeline/streamed.py),
-so its memory does not grow with the cluster; both walks hand the same batches to the same stages. For
-each batch it reads one snapshot, decides every workload from it, and writes the decisions before the next
-batch is read, so every pass leaves durable progress.
-Only then does it check the status of the rollouts it started and update their records
-(`check_rollouts`): pending work comes first (policy.priority). One `Budget` is asked before every
-request: what it did not reach is `deferred` with the reason `pass budget`, and a pass that may not fit
-its budget starts where a time-derived rotation says, so no namespace is starved (docs/performance.md,
-"Time budget"). A failed list fails its scope visibly; a failed workload is reported and the pass goes on.
+```
+walk = Walker(...).open(epoch)                # pipeline/walk.py: the listing, and its batches
+for batch, triage in walk.batches:
+    planned = plan_batch(stage, batch, ...)   # pipeline/planner.py: rounds of policy.answer and reads
+    written = writes.write_batch(planned)     # pipeline/writes.py: limits, holds, writes, conflicts
+deliver the held notifications, write them    # pipeline/notifier.py, then writes.write_delivered
+check the watched rollouts                    # pipeline/rollouts.py
+return PassResult(outcomes, ...)              # policy/result.py: what output/ makes every row from
+```
+
+Every batch's writes are done before the next batch is read, so every pass leaves durable progress; the
+rollout checks come after the pending work of every batch (policy/priority.py). One `Budget` is asked
+before every request: what it did not reach is `deferred` with the reason `pass budget`, and a pass that
+may not fit its budget starts where a time-derived rotation says, so no namespace is starved
+(docs/performance.md, "Time budget"). A failed list fails its scope visibly; a failed workload is reported
+and the pass goes on.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
 
 from reconcile.config.settings import Settings
-from reconcile.errors import PassCut, RehashError
-from reconcile.kube.client import KubeClient, namespace_exclusions
+from reconcile.kube.client import KubeClient
 from reconcile.model.annotations import Annotations
-from reconcile.model.kinds import Kind
-from reconcile.model.rollouts import watched
-from reconcile.model.workload import Listed, status_view
-from reconcile.output.report import Report, Row
-from reconcile.output.rows import Rows
+from reconcile.model.choices import DryRun
+from reconcile.model.workload import Listed
 from reconcile.pipeline.budget import Budget
-from reconcile.pipeline.listing import Listing, list_targets, say_foreign
+from reconcile.pipeline.listing import say_foreign
 from reconcile.pipeline.notifier import Notifier
-from reconcile.pipeline.planner import open_stage, plan_batch, redecide, rules_for
-from reconcile.pipeline.read import ReadStage, prefetch_kinds
-from reconcile.pipeline.scope import covers_whole_cluster
-from reconcile.pipeline.streamed import StreamedBatches
-from reconcile.pipeline.views import read_objects
-from reconcile.pipeline.write import WriteOptions, Writer
-from reconcile.policy.decide import Planned, with_rollout
-from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, defer_for_budget, defer_for_stop
-from reconcile.policy.priority import health_hold
-from reconcile.policy.reads import Costs, estimate_reads, request_seconds, requests_to_read
-from reconcile.policy.rules import Rules
-from reconcile.policy.tally import Tally, WalkPlan, plan_walk
-from reconcile.policy.triage import (
-    Batch,
-    Triage,
-    plan_batches,
-    rotate,
-    rotation_start,
-    wanted_sources,
+from reconcile.pipeline.planner import open_stage, plan_batch, rules_for
+from reconcile.pipeline.read import ReadStage
+from reconcile.pipeline.rollouts import RolloutChecks, Watch, watch_of
+from reconcile.pipeline.walk import Walker
+from reconcile.pipeline.write import Writer, Written
+from reconcile.pipeline.writes import PassWrites
+from reconcile.policy.decide import Planned
+from reconcile.policy.decision import (
+    WRITING_ACTIONS,
+    Action,
+    Decision,
+    defer_for_budget,
+    defer_for_stop,
 )
+from reconcile.policy.outcome import Outcome
+from reconcile.policy.outcomes import Outcomes
+from reconcile.policy.result import PassResult
+from reconcile.policy.rules import Rules
+from reconcile.policy.triage import Batch, Triage
 
 log = logging.getLogger(__name__)
-ROTATE_ABOVE = 0.5
-"""A pass whose reads are estimated to take more than this share of the budget left for reading starts at
-a rotated batch: the estimate is rough (policy/reads.py), so passes that might not reach the end of the
-walk spread their starts, and no namespace is starved (docs/performance.md, "Time budget")."""
 
 
 def run_pass(
@@ -73,278 +68,134 @@ def run_pass(
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     epoch: Callable[[], float] = time.time,
     progress: Callable[[int, int], None] | None = None,
-) -> Report:
-    """Run one pass and return its report (never raises for per-workload or per-scope failures).
+) -> PassResult:
+    """Run one pass and return its result (never raises for per-workload or per-scope failures).
 
     `budget` must be the one the client's gate asks, so that listing, reading and writing share it."""
     budget = budget or Budget(settings.timeout)
     rules = rules_for(settings, hash_key, now())
     with ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="rehash") as executor:
-        walk = PassWalk(settings, client, open_stage(settings, client, executor, rules), rules, budget)
-        walk.run(epoch(), progress)
-    report = walk.report
-    report.contents_fetched = walk.stage.reader.contents_fetched
-    report.duration = budget.elapsed()
-    report.api = client.stats.snapshot()
-    return report
+        stage = open_stage(settings, client, executor, rules)
+        walked = PassRun(settings, client, stage, rules, budget).run(epoch(), progress)
+    return replace(
+        walked,
+        contents_fetched=stage.reader.contents_fetched,
+        duration=budget.elapsed(),
+        api=client.stats.snapshot(),
+    )
 
 
-class PassWalk:
-    """The batches of one pass, walked in order under the budget."""
+@dataclass
+class Batches:
+    """What the batches of a pass left: their outcomes in walk order, and what the end of the pass needs."""
+
+    outcomes: Outcomes = field(default_factory=Outcomes)
+    watches: list[Watch] = field(default_factory=list)
+    event_failures: dict[str, str] = field(default_factory=dict)
+    """namespace -> an Event the server refused there."""
+
+    def add(self, written: Sequence[Written], *, dry_run: bool) -> None:
+        for item in written:
+            self.outcomes.append(outcome_of(item.planned, item.decision, dry_run=dry_run))
+            watch = watch_of(item.planned, item.decision, dry_run=dry_run)
+            if watch is not None:
+                self.watches.append(watch)
+            if item.event_failure is not None:
+                self.event_failures.setdefault(*item.event_failure)
+
+
+Later = tuple[Listed, Decision, str | None]
+"""What a stage after the batches made of a workload: its decision, and our last rollout's status."""
+
+
+class PassRun:
+    """The batches of one pass, walked in order under the budget, and the end of the pass."""
 
     def __init__(
         self, settings: Settings, client: KubeClient, stage: ReadStage, rules: Rules, budget: Budget
     ) -> None:
         self.settings = settings
-        self.client = client
         self.stage = stage
         self.rules = rules
         self.budget = budget
-        self.report = Report(dry_run=settings.dry_run != "none")
-        options = WriteOptions(
-            settings.dry_run,
-            settings.events,
-            settings.max_rollouts,
-            settings.concurrency,
-            hold_notify=settings.webhook_secret is not None and settings.dry_run == "none",
-        )
+        self.dry_run = DryRun(settings.dry_run)
         self.writer = Writer(
             client,
-            options,
+            dry_run=self.dry_run,
+            events=settings.events,
             keys=Annotations(settings.prefix),
             now=rules.now,
-            redecide=lambda target: redecide(stage, target, rules),
+            concurrency=settings.concurrency,
         )
-        self.notifier = Notifier.for_pass(settings, client, self.writer, budget, now=rules.now)
+        self.writes = PassWrites(
+            self.writer,
+            stage,
+            rules,
+            max_rollouts=settings.max_rollouts,
+            webhook=settings.webhook_secret is not None,
+        )
+        self.notifier = Notifier.for_pass(settings, client, budget, now=rules.now)
+        self.walker = Walker(settings, client, stage, rules, budget)
 
-    def run(self, epoch: float, progress: Callable[[int, int], None] | None) -> None:
-        listing = list_targets(
-            self.settings, self.client, self.rules.discovery, key_fingerprint=self.rules.fingerprint
-        )
-        self.stage.census = listing.census
-        streamed: StreamedBatches | None = None
-        plan = self.plan_walk(listing)
-        if plan is not None and plan.one_listing:
-            self.report.extend(listing.failures)
-            streamed = StreamedBatches(self.settings, self.client, self.stage, self.rules, listing)
-            self.hold_for_health(listing.tally, plan.scale)
-            total = round(listing.tally.total * plan.scale)
-            batches = streamed.walk_on(listing, plan)
-        elif listing.streamed:
-            listing.finish(self.rules.fingerprint)
-            self.report.extend(listing.failures)
-            streamed = StreamedBatches(self.settings, self.client, self.stage, self.rules, listing)
-            total = listing.tally.total
-            batches = self.plan_streamed(streamed, epoch)
-        else:
-            self.report.extend(listing.failures)
-            total = len(listing.workloads)
-            batches = self.plan_held(listing, epoch)
-        done = 0
-        watches: list[Watch] = []
-        for batch, triage in batches:
-            watches += self.walk_batch(batch, triage)
-            done += len(batch.workloads)
+    def run(self, epoch: float, progress: Callable[[int, int], None] | None) -> PassResult:
+        walk = self.walker.open(epoch)
+        done = Batches()
+        seen = 0
+        for batch, triage in walk.batches:
+            done.add(self.walk_batch(batch, triage), dry_run=self.dry_run is not DryRun.NONE)
+            seen += len(batch.workloads)
             if progress is not None:
-                progress(done, max(done, total))
-        if streamed is not None:
-            self.report.extend(streamed.rows)
-        self.report.foreign_annotations = dict(sorted(listing.foreign.items()))
-        say_foreign(listing.foreign)
+                progress(seen, max(seen, walk.total))
+        say_foreign(walk.listing.foreign)
         self.budget.release()
-        delivered, unwritten = self.deliver_notifications()
-        tracked = self.check_rollouts(watches, delivered, unwritten)
-        self.report.rows = assemble_rows(self.report.rows, {**delivered, **tracked})
-        self.report.extend(self.writer.failure_rows())
-        self.report.budget_exhausted = self.budget.exhausted
-        self.report.interrupted = self.budget.stop.is_set()
-
-    def plan_walk(self, listing: Listing) -> WalkPlan | None:
-        """For a listing stopped at its sample (pipeline/workload_lists.py): whether the walk goes on from
-        its lists, or the rest is tallied first (`policy.tally.plan_walk`, and whether the light pass the
-        sample says may not fit its budget). None: nothing to plan, the listing is held or tallied."""
-        if listing.open is None or not listing.streamed:
-            return None
-        sample = listing.tally
-        plan = plan_walk(
-            sample,
-            seen=listing.open.seen,
-            total=listing.open.total,
-            by_name=self.settings.fetch != "auto",
-            rate_limited=self.settings.qps > 0,
+        later, failures = self.deliver_notifications(done)
+        checks = RolloutChecks(self.writer, self.stage.executor, self.stage.census, self.rules)
+        for uid, (decision, status) in checks.check(done.watches, may_read=self.budget.may_read()).items():
+            listed, delivered, _ = later.get(uid, (None, decision, None))
+            later[uid] = (listed or self.watched(done, uid), delivered, status)
+        outcomes = assemble(done.outcomes, later)
+        outcomes.extend(walk.scope_outcomes())
+        outcomes.extend(failures)
+        outcomes.extend(
+            Outcome.scope_failure("Event", namespace, f"recording Events failed: {error}")
+            for namespace, error in sorted(done.event_failures.items())
         )
-        if plan.one_listing:
-            reads = sample.reads_estimate([], recorded_by_name=False, content_by_name=False)
-            estimate = round(reads * plan.scale)
-            if self.may_not_fit(estimate):
-                why = f"the sample's reads, scaled, are about {estimate} requests: may not fit"
-                plan = WalkPlan(False, why)
-        log.info("one listing of the workloads: %s (%s)", "yes" if plan.one_listing else "no", plan.why)
-        return plan
-
-    def plan_held(self, listing: Listing, epoch: float) -> Iterator[tuple[Batch, Triage]]:
-        """The batches of a pass that holds its listing, planned from its views and their tally."""
-        listed, triage = listing.workloads, listing.triage()
-        self.hold_for_health(listing.tally)
-        self.prepare(listed, triage, listing.tally.kinds_in_full(rate_limited=self.settings.qps > 0))
-        batches = plan_batches(listed)
-        start = 0
-        if self.may_not_fit(self.held_estimate(listed, triage)):
-            start = rotation_start(len(batches), epoch, self.settings.timeout)
-            log.info("the pass may not fit its budget: starting at batch %d of %d", start, len(batches))
-        return ((batch, triage) for batch in rotate(batches, start))
-
-    def plan_streamed(self, streamed: StreamedBatches, epoch: float) -> Iterator[tuple[Batch, Triage]]:
-        """The batches of a pass that streams its listing (pipeline/streamed.py), planned from the tally."""
-        tally = streamed.tally
-        self.hold_for_health(tally)
-        estimate = tally.reads_estimate(
-            streamed.in_full,
-            recorded_by_name=self.settings.fetch != "auto",
-            content_by_name=self.settings.fetch == "get",
-        )
-        start = 0
-        if self.may_not_fit(estimate):
-            count = len(tally.workloads)
-            start = rotation_start(count, epoch, self.settings.timeout)
-            log.info("the pass may not fit its budget: starting at namespace %d of %d", start, count)
-        return streamed.batches(start)
-
-    def prepare(self, listed: Sequence[Listed], triage: Triage, kinds: Sequence[Kind]) -> None:
-        """Reads that serve many batches: full lists (cluster-wide, or per namespace under -n) of kinds most
-        of whose workloads need their spec, and in a whole-cluster pass cluster-wide source metadata for the
-        workloads confirmable from their records; the reader learns what each namespace will want."""
-        wanted = wanted_sources(listed, triage)
-        self.stage.reader.expect({key: len(names) for key, names in wanted.items()})
-        try:
-            if kinds:
-                unseen = {w.uid: w for w in listed if w.uid in triage.need_spec}
-                # Scoped by -n: one list per namespace, not per batch of a large one; else cluster-wide.
-                scopes: Sequence[str | None] = [None]
-                selector = ",".join(namespace_exclusions(self.settings.exclude_namespaces)) or None
-                if self.settings.namespaces:
-                    scopes, selector = sorted({w.namespace for w in listed}), None
-                self.stage.prefetched.update(
-                    prefetch_kinds(
-                        self.client,
-                        kinds,
-                        unseen,
-                        self.rules.discovery,
-                        scopes=scopes,
-                        field_selector=selector,
-                    )
-                )
-            if covers_whole_cluster(self.settings):
-                self.stage.reader.survey_cluster(wanted, self.settings.exclude_namespaces)
-        except PassCut:
-            log.info("the pass budget ran out while reading the cluster's workloads and sources")
-        except RehashError as exc:  # best effort: the batches read what these could not
-            log.warning("reading the cluster's workloads in full failed (%s); reading them by batch", exc)
-
-    def held_estimate(self, listed: Sequence[Listed], triage: Triage) -> int:
-        """The requests the batches of a held listing need (`policy.reads.estimate_reads`)."""
-        by_name = not covers_whole_cluster(self.settings) or self.settings.fetch != "auto"
-        recorded = (w for w in listed if w.uid in triage.trusted)
-        first_sight = [w for w in listed if w.uid in triage.need_spec]
-        return estimate_reads(
-            unread=sum(1 for w in first_sight if w.uid not in self.stage.prefetched),
-            first_sight=len(first_sight),
-            by_name=sum(len(w.discovery.references) for w in recorded) if by_name else 0,
-            namespaces=None if self.settings.fetch == "get" else len({w.namespace for w in first_sight}),
+        return PassResult(
+            outcomes,
+            dry_run=self.dry_run is not DryRun.NONE,
+            budget_exhausted=self.budget.exhausted,
+            interrupted=self.budget.stop.is_set(),
+            foreign_annotations=dict(sorted(walk.listing.foreign.items())),
         )
 
-    def may_not_fit(self, estimate: int) -> bool:
-        """Whether `estimate` requests may take more than `ROTATE_ABOVE` of the budget left for reading."""
-        seconds = estimate * request_seconds(self.settings.qps)
-        return seconds > ROTATE_ABOVE * (self.budget.remaining() - self.budget.reserve - self.budget.held)
+    @staticmethod
+    def watched(done: Batches, uid: str) -> Listed:
+        return next(w.listed for w in done.watches if w.listed.uid == uid)
 
-    def hold_for_health(self, tally: Tally, scale: float = 1.0) -> None:
-        """Keep a bounded share of the budget for the rollout-health checks after the pending work (of a
-        sample's tally: `scale` times its count of them)."""
-        groups = {key: round(n * scale) for key, n in tally.watched.items()}
-        costs = Costs(self.settings.list_page_size)
-        reads = sum(requests_to_read(n, self.stage.census.get(key), costs=costs) for key, n in groups.items())
-        seconds = health_hold(
-            reads + sum(groups.values()), request_seconds(self.settings.qps), self.settings.timeout
-        )
-        if seconds > 0:
-            log.info(
-                "%d rollouts watched: up to %.1f s of the budget kept for their checks",
-                sum(groups.values()),
-                seconds,
-            )
-        self.budget.hold(seconds)
-
-    def walk_batch(self, batch: Batch, triage: Triage) -> list[Watch]:
-        """One batch's pending work: read, decide, write; its rows go to the report, and what its watched
-        rollouts need (a status read, a record update) is returned for `check_rollouts`."""
-        kept: list[tuple[Planned | None, Row]]
+    def walk_batch(self, batch: Batch, triage: Triage) -> list[Written]:
+        """One batch's pending work: planned, then written (what it comes to is returned)."""
         if not self.budget.may_read():
             self.budget.exhausted |= not self.budget.stop.is_set()
-            planned = [Planned(w, self.unreached(w, triage)) for w in batch.workloads]
-            kept = [(p, Row.of(p.listed, p.decision)) for p in planned]
-        else:
-            planned = plan_batch(self.stage, batch, triage, self.rules)
-            if self.budget.stop.is_set():
-                planned = [replace(p, decision=self.stopped(p.decision)) for p in planned]
-            rows = self.writer.write_batch(planned)
-            kept = [self.writer.for_tracking(item, row) for item, row in zip(planned, rows, strict=True)]
-        self.report.extend(row for _, row in kept)
-        return [Watch(item, row) for item, row in kept if item and needs_watch(item)]
+            unreached = [Planned(w, self.unreached(w, triage)) for w in batch.workloads]
+            return [Written(p, p.decision) for p in unreached]
+        planned = plan_batch(self.stage, batch, triage, self.rules)
+        if self.budget.stop.is_set():
+            planned = [replace(p, decision=stopped(p.decision)) for p in planned]
+        return self.writes.write_batch(planned)
 
-    def deliver_notifications(self) -> tuple[dict[RowKey, Row], frozenset[str]]:
-        """After the batches, the notifications they held: one webhook POST, then their records
-        (pipeline/notifier.py). Returns the rows of the delivered workloads, by workload (they stand for
-        the rows their batches left), and the uids of those whose records were not written."""
-        held = self.writer.take_held()
-        if self.notifier is None or not held:
-            return {}, frozenset()
-        outcome = self.notifier.deliver(held)
-        self.report.extend(outcome.failures)
-        return {row_key(row): row for row in outcome.rows}, outcome.unwritten
-
-    def check_rollouts(
-        self,
-        watches: Sequence[Watch],
-        delivered: Mapping[RowKey, Row] | None = None,
-        unwritten: frozenset[str] = frozenset(),
-    ) -> dict[RowKey, Row]:
-        """After the pending work: read the status of watched rollouts nobody read in full this pass,
-        oldest rollout first, as the budget allows (one list per namespace and kind where that is
-        cheaper), then move the records of finished or stalled ones. A rollout left unchecked keeps its
-        recorded state, without a request. Returns the rows of the watched workloads, by workload, over
-        those their batches (or the delivery of their notifications) left."""
-        delivered = delivered or {}
-        unread = [w.listed for w in sorted(watches, key=lambda w: w.record_at) if w.decision.rollout is None]
-        objects: dict[str, Any] = {}
-        if unread and self.budget.may_read():
-            try:
-                objects, _cut = read_objects(self.client, self.stage.executor, unread, self.stage.census)
-            except PassCut:
-                log.info("the pass budget ran out before the rollouts' status was read")
-        out: dict[RowKey, Row] = {}
-        checked: list[tuple[Watch, Decision, Row]] = []
-        for watch in watches:
-            decision = watch.decision
-            row = delivered.get(row_key(watch.row), watch.row)
-            got = objects.get(watch.listed.uid)
-            if decision.rollout is None and isinstance(got, Mapping) and same_uid(got, watch.listed):
-                decision = with_rollout(watch.listed, decision, status_view(got), self.rules)
-            elif isinstance(got, RehashError):
-                log.warning("reading the rollout status of %s failed: %s", watch.listed.ref, got)
-            if decision.rollout is None:  # not checked this pass: as recorded, without a request
-                record = watched(watch.listed)
-                if record is not None:
-                    out[row_key(row)] = replace(row, rollout_status=record.state)
-                continue
-            # A held notification not delivered wrote nothing: its records are not the pass's to restamp.
-            if watch.listed.uid in unwritten:
-                decision = replace(decision, observed=None)
-            status = decision.rollout.status.value if decision.rollout else None
-            checked.append((watch, decision, replace(row, rollout_status=status)))
-        rows = self.writer.track_all([(replace(w.planned, decision=d), row) for w, d, row in checked])
-        out.update((row_key(row), row) for row in rows)
-        return out
+    def deliver_notifications(self, done: Batches) -> tuple[dict[str, Later], list[Outcome]]:
+        """After the batches, the notifications they held (pipeline/writes.py, `deliver_held`): what
+        became of them by uid (it stands for what their batches left) and a failed delivery's scope
+        outcome; a held notification whose record was not written keeps no records of ours to stamp
+        again."""
+        delivered = self.writes.deliver_held(self.notifier)
+        later: dict[str, Later] = {}
+        for written in delivered.written:
+            later[written.planned.listed.uid] = (written.planned.listed, written.decision, None)
+            if written.event_failure is not None:
+                done.event_failures.setdefault(*written.event_failure)
+        done.watches = [unstamped(w) if w.listed.uid in delivered.unwritten else w for w in done.watches]
+        return later, delivered.failures
 
     def unreached(self, workload: Listed, triage: Triage) -> Decision:
         settled = triage.settled.get(workload.uid)
@@ -354,67 +205,36 @@ class PassWalk:
             return defer_for_stop()
         return defer_for_budget()
 
-    @staticmethod
-    def stopped(decision: Decision) -> Decision:
-        if decision.action is Action.DEFERRED:
-            return decision
-        if decision.action in WRITING_ACTIONS:
-            return defer_for_stop(decision)
+
+def unstamped(watch: Watch) -> Watch:
+    """A watch whose held notification was not written: its records are not the pass's to stamp again."""
+    planned = watch.planned
+    return replace(watch, planned=replace(planned, decision=replace(planned.decision, observed=None)))
+
+
+def stopped(decision: Decision) -> Decision:
+    """A decision a SIGTERM keeps from being written."""
+    if decision.action is Action.DEFERRED or decision.action not in WRITING_ACTIONS:
         return decision
+    return defer_for_stop(decision)
 
 
-@dataclass(frozen=True)
-class Watch:
-    """A watched rollout of one workload, as its batch left it: the decision (with the rollout's status
-    when the workload was read in full) and its row."""
-
-    planned: Planned
-    row: Row
-
-    @property
-    def listed(self) -> Listed:
-        return self.planned.listed
-
-    @property
-    def decision(self) -> Decision:
-        return self.planned.decision
-
-    @property
-    def record_at(self) -> datetime:
-        record = self.listed.bookkeeping.rollout
-        return record.at if record is not None else datetime.max.replace(tzinfo=UTC)
+def outcome_of(planned: Planned, written: Decision, *, dry_run: bool) -> Outcome:
+    """A workload's outcome from what its write came to; a rollout this pass wrote replaced the record of
+    the last one, so that one's status no longer applies."""
+    if written.action is Action.ROLLOUT and not dry_run and written.rollout is not None:
+        written = replace(written, rollout=None)
+    return Outcome.of(planned.listed, written)
 
 
-RowKey = tuple[str, str, str]
-
-
-def row_key(row: Row) -> RowKey:
-    return (row.kind, row.namespace, row.name)
-
-
-def assemble_rows(rows: Iterable[Row], later: Mapping[RowKey, Row]) -> Rows:
-    """The report's rows, made once at the end of a pass: each workload's row from its batch, or the row
-    a later stage (the delivery of its notification, the check of its rollout) made of it."""
-    if not later and isinstance(rows, Rows):
-        return rows  # no row to replace: the rows as the batches made them, not packed again
-    pending = dict(later)
-    out = Rows(pending.pop(row_key(row), row) for row in rows)
-    out.extend(pending.values())  # not expected: every later row's workload left a row in its batch
+def assemble(outcomes: Outcomes, later: Mapping[str, Later]) -> Outcomes:
+    """The pass's outcomes, made once at the end: each workload's from its batch, or the one a later stage
+    (the delivery of its notification, the check of its rollout) made of it."""
+    if not later:
+        return outcomes
+    by_key = {}
+    for listed, decision, status in later.values():
+        by_key[(listed.kind.kind, listed.namespace, listed.name)] = Outcome.of(listed, decision, status)
+    out = Outcomes(by_key.pop((o.kind, o.namespace, o.name), o) for o in outcomes)
+    out.extend(by_key.values())  # not expected: every later outcome's workload left one in its batch
     return out
-
-
-def needs_watch(item: Planned) -> bool:
-    """Whether the health checks have something to do for this workload: a status judged from its full
-    view (its record may move), or an unfinished rollout of ours whose status no read of the pass gave
-    (a listed workload, or one decided from its records)."""
-    decision = item.decision
-    if decision.rollout is not None:
-        return True
-    if watched(item.listed) is None:
-        return False
-    return decision.action not in (Action.FAILED, Action.ROLLOUT, Action.SKIPPED)
-
-
-def same_uid(obj: Mapping[str, Any], subject: Listed) -> bool:
-    metadata = obj.get("metadata")
-    return isinstance(metadata, Mapping) and str(metadata.get("uid", "")) == subject.uid

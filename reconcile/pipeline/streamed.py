@@ -45,13 +45,13 @@ from reconcile.kube.client import KubeClient
 from reconcile.model.kinds import Kind
 from reconcile.model.references import reads_template_annotations
 from reconcile.model.workload import Listed
-from reconcile.output.report import Row
 from reconcile.pipeline.listing import Listing, listed_view
 from reconcile.pipeline.midway import MidwayLists, whole_page_size
 from reconcile.pipeline.read import ReadStage, keep_wanted
 from reconcile.pipeline.scope import workload_selector
 from reconcile.pipeline.stream import NamespaceStream, take_each
 from reconcile.policy.decision import Deferral
+from reconcile.policy.outcome import Outcome
 from reconcile.policy.rules import Rules
 from reconcile.policy.tally import Tally, WalkPlan
 from reconcile.policy.triage import Batch, Triage, plan_batches, triage_listed, wanted_sources
@@ -83,7 +83,7 @@ class StreamedBatches:
         self.kinds = list(listing.listed_kinds)
         self.tally: Tally = listing.tally
         self.in_full = [k for k in self.tally.kinds_in_full(rate_limited=settings.qps > 0) if k in self.kinds]
-        self.rows: list[Row] = []
+        self.rows: list[Outcome] = []
         """Failed lists of the walk, and the namespaces it did not reach."""
         self.seen: set[str] = set()
         """Uids of the workloads the walk took: what a list out of key order passed by is the rest."""
@@ -164,7 +164,7 @@ class StreamedBatches:
             why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
             at = f"from namespace {namespace} on" if namespace and not held else "after the sample"
             reason = f"{exc}; the opted-in workloads {at} in list order were not listed"
-            self.rows.append(Row.scope_deferred("*", "*", reason, why))
+            self.rows.append(Outcome.scope_deferred("*", "*", reason, why))
 
     def walk_namespace(
         self,
@@ -220,7 +220,7 @@ class StreamedBatches:
             except PassCut as exc:
                 why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
                 reason = f"{exc}; its list was not in key order and was not read again"
-                self.rows.append(Row.scope_deferred(kind.kind, "*", reason, why))
+                self.rows.append(Outcome.scope_deferred(kind.kind, "*", reason, why))
                 return
             except RehashError as exc:
                 self.list_failed(kind, exc)
@@ -287,7 +287,7 @@ class StreamedBatches:
             self.stage.prefetched.update(keep_wanted(items, kind, unseen, self.rules.discovery))
 
     def list_failed(self, kind: Kind, exc: RehashError) -> None:
-        self.rows.append(Row.scope_failure(kind.kind, "*", f"list failed: {exc}"))
+        self.rows.append(Outcome.scope_failure(kind.kind, "*", f"list failed: {exc}"))
 
     def unreached(self, namespaces: Sequence[str], exc: PassCut) -> None:
         self.passed_by({ns: self.tally.workloads[ns] for ns in namespaces}, exc)
@@ -298,5 +298,5 @@ class StreamedBatches:
         log.info("%s: %d namespaces not reached", exc, len(counts))
         for namespace, count in counts.items():
             self.rows.append(
-                Row.scope_deferred("*", namespace, f"{exc}; {count} opted-in workloads not reached", why)
+                Outcome.scope_deferred("*", namespace, f"{exc}; {count} opted-in workloads not reached", why)
             )

@@ -26,9 +26,9 @@ from reconcile.kube.client import KubeClient, ListedItems
 from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings, reads_template_annotations
 from reconcile.model.workload import Listed
-from reconcile.output.report import Row
 from reconcile.pipeline.stream import NamespaceStream, each_alive, next_namespace, take_each
 from reconcile.policy.decision import Deferral
+from reconcile.policy.outcome import Outcome
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class WorkloadLists:
         field_selector: str | None,
         covers: Callable[[str], bool],
         note: Callable[[dict[str, object], Kind, str], Listed | None],
-        failures: list[Row],
+        failures: list[Outcome],
     ) -> None:
         metadata_only = not reads_template_annotations(discovery)
         self.lists: dict[Kind, ListedItems] = {
@@ -119,7 +119,7 @@ class WorkloadLists:
         if isinstance(exc, NotFound):
             log.info("%s are not served by this cluster; skipping the kind", kind.plural)
             return
-        self.failures.append(Row.scope_failure(kind.kind, "*", f"list failed: {exc}"))
+        self.failures.append(Outcome.scope_failure(kind.kind, "*", f"list failed: {exc}"))
 
     def cut(self, exc: PassCut) -> None:
         """The budget ran out, or the pass was stopped, before the lists still open were read to their
@@ -129,5 +129,5 @@ class WorkloadLists:
             if stream.over:
                 continue
             self.ended.add(kind)
-            self.failures.append(Row.scope_deferred(kind.kind, "*", f"{exc}; not listed", why))
+            self.failures.append(Outcome.scope_deferred(kind.kind, "*", f"{exc}; not listed", why))
         self.streams.clear()

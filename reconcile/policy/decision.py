@@ -358,36 +358,6 @@ def join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def apply_budget(
-    planned: Sequence[tuple[Target, Decision]], max_rollouts: int | None, *, limit: int | None = None
-) -> list[tuple[Target, Decision]]:
-    """Defer rollouts past `max_rollouts`, in a stable order so later passes finish the queue.
-
-    CronJobs are not counted: changing their job template restarts nothing. `limit` is the
-    --max-rollouts the reason names when `max_rollouts` is what is left of it in this pass.
-    """
-    if max_rollouts is None:
-        return list(planned)
-    limit = max_rollouts if limit is None else limit
-    order = sorted(range(len(planned)), key=lambda i: sort_key(planned[i][0]))
-    result = list(planned)
-    budget = max_rollouts
-    for index in order:
-        target, decision = planned[index]
-        if decision.action is not Action.ROLLOUT or not target.kind.rolls_pods:
-            continue
-        if budget > 0:
-            budget -= 1
-            continue
-        reason = f"over --max-rollouts {limit}; rolls in a later pass ({decision.reason})"
-        result[index] = (target, defer(decision, Deferral.MAX_ROLLOUTS, reason))
-    return result
-
-
-def sort_key(target: Target) -> tuple[str, str, str]:
-    return (target.namespace, target.kind.kind, target.name)
-
-
 def defer(decision: Decision, why: Deferral, reason: str) -> Decision:
     """`decision` left to a later pass, keeping what it found (hashes, configs, changed sources)."""
     return replace(decision, action=Action.DEFERRED, reason=reason, deferral=why)
@@ -397,6 +367,19 @@ def defer_for_budget(detail: str = "not reached before the pass's time budget ra
     """The decision of a workload the pass's time budget did not reach (or whose write it cut)."""
     return Decision(
         Action.DEFERRED, f"{Deferral.BUDGET}: {detail}; a later pass takes it", deferral=Deferral.BUDGET
+    )
+
+
+def defer_unwritten(decision: Decision, *, stopped: bool) -> Decision:
+    """The decision of a write the pass could no longer send (its budget spent, or a SIGTERM): deferred,
+    saying why, with what it had found."""
+    if stopped:
+        return defer_for_stop(decision)
+    return replace(
+        defer_for_budget(f"not written before the time budget ran out ({decision.reason})"),
+        config_hash=decision.config_hash,
+        previous=decision.previous,
+        configs=decision.configs,
     )
 
 

@@ -62,7 +62,7 @@ def in_process_pass(
         base = replace(base, **overrides)
     budget = Budget(base.timeout, stop=stop or threading.Event())
     with client_for(kubeconfig, options, budget=budget) as client:
-        return run_pass(base, client, budget=budget, hash_key=hash_key)
+        return Report(run_pass(base, client, budget=budget, hash_key=hash_key))
 
 
 def actions(report: Report) -> dict[str, str]:

@@ -12,10 +12,10 @@ from reconcile.config.settings import Settings, Shard
 from reconcile.kube.client import KubeClient
 from reconcile.model.kinds import CRONJOB, DEPLOYMENT, ROLLOUT
 from reconcile.model.references import Reference
-from reconcile.output.report import Row
 from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.listing import list_targets
 from reconcile.policy.decision import Deferral
+from reconcile.policy.outcome import Outcome
 from tests.e2e.conftest import configmap, cronjob, deployment, env_from
 from tests.stages.http import (
     DISCOVERY,
@@ -181,7 +181,7 @@ def test_a_list_the_budget_refuses_is_a_deferred_scope_row_and_sends_nothing(
         listing = list_targets(Settings(kinds=(DEPLOYMENT,), namespaces=("shop",)), client, DISCOVERY)
     assert calls(mock) == []
     (row,) = listing.failures
-    assert row == Row.scope_deferred("Deployment", "shop", row.reason, Deferral.BUDGET)
+    assert row == Outcome.scope_deferred("Deployment", "shop", row.reason, Deferral.BUDGET)
     assert row.reason.endswith("; not listed") and budget.exhausted
 
 

@@ -1,6 +1,7 @@
-"""The write stage (reconcile/pipeline/write.py) over the transport fake: for real decisions on real full
-views, the exact JSON-patch bodies and Events it sends and the report rows it returns; a failed precondition
-re-decides through the real planner (`redecide`) and patches again."""
+"""The writes of a pass (reconcile/pipeline/writes.py over the write stage, reconcile/pipeline/write.py) over
+the transport fake: for real decisions on real full views, the exact JSON-patch bodies and Events they send
+and the outcomes they come to; a failed precondition re-decides through the real planner (`redecide`) and
+patches again; --max-rollouts counts over the pass."""
 
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ import requests
 import responses
 
 from reconcile.kube.client import KubeClient
+from reconcile.model.choices import DryRun
 from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.fetch import SourceReader
-from reconcile.pipeline.planner import redecide
 from reconcile.pipeline.read import ReadStage
-from reconcile.pipeline.write import Redecide, WriteOptions, Writer
+from reconcile.pipeline.write import Writer
+from reconcile.pipeline.writes import PassWrites
 from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Action, Decision, Deferral
+from reconcile.policy.outcome import Outcome
 from tests.e2e.conftest import configmap, deployment, env_from
 from tests.stages.http import (
     CONFIGMAPS,
@@ -50,17 +53,29 @@ ANN = "/metadata/annotations/kube-rehash.io~1"
 
 
 @pytest.fixture
-def redo(client: KubeClient) -> Iterator[Redecide]:
-    """The pass's own re-decision: the real planner over a real read stage (one worker: ordered requests)."""
+def redo(client: KubeClient) -> Iterator[ReadStage]:
+    """The read stage the pass's re-decisions read through (one worker: ordered requests)."""
     with ThreadPoolExecutor(max_workers=1) as executor:
         reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
-        stage = ReadStage(client, executor, reader, DISCOVERY)
-        yield lambda target: redecide(stage, target, RULES)
+        yield ReadStage(client, executor, reader, DISCOVERY)
 
 
-def writer(client: KubeClient, redo: Redecide, **options: Any) -> Writer:
-    """A Writer with one write thread, so its requests go out in a fixed order."""
-    return Writer(client, WriteOptions(concurrency=1, **options), keys=KEYS, now=NOW, redecide=redo)
+class Writes:
+    """A pass's writes with one write thread, so its requests go out in a fixed order; each batch's
+    outcomes as the pass makes them."""
+
+    def __init__(
+        self, client: KubeClient, stage: ReadStage, *, dry_run: str = "none", max_rollouts: int | None = None
+    ) -> None:
+        sender = Writer(client, dry_run=DryRun(dry_run), events=True, keys=KEYS, now=NOW, concurrency=1)
+        self.writes = PassWrites(sender, stage, RULES, max_rollouts=max_rollouts, webhook=False)
+
+    def write_batch(self, planned: list[Planned]) -> list[Outcome]:
+        return [Outcome.of(w.planned.listed, w.decision) for w in self.writes.write_batch(planned)]
+
+
+def writer(client: KubeClient, redo: ReadStage, **options: Any) -> Writes:
+    return Writes(client, redo, **options)
 
 
 def cm(name: str, rv: str = "5", **data: str) -> dict[str, Any]:
@@ -94,7 +109,7 @@ def sources_annotation(planned: Planned, generation: int, facts: str) -> dict[st
 
 
 def test_a_rollout_sends_one_guarded_json_patch_then_a_config_changed_event(
-    client: KubeClient, mock: responses.RequestsMock, redo: Redecide
+    client: KubeClient, mock: responses.RequestsMock, redo: ReadStage
 ) -> None:
     planned = rollout()
     decision = planned.decision
@@ -148,7 +163,7 @@ def test_a_rollout_sends_one_guarded_json_patch_then_a_config_changed_event(
 
 
 def test_a_refresh_patches_only_the_metadata_bookkeeping_and_sends_no_event(
-    client: KubeClient, mock: responses.RequestsMock, redo: Redecide
+    client: KubeClient, mock: responses.RequestsMock, redo: ReadStage
 ) -> None:
     planned = decided(stored(), [cm("app", rv="6")])  # a new version, the same content
     assert planned.decision.action is Action.REFRESH
@@ -168,7 +183,7 @@ def test_a_refresh_patches_only_the_metadata_bookkeeping_and_sends_no_event(
 
 
 def test_decisions_that_do_not_write_send_nothing(
-    client: KubeClient, mock: responses.RequestsMock, redo: Redecide
+    client: KubeClient, mock: responses.RequestsMock, redo: ReadStage
 ) -> None:
     steady = decided(stored(), [cm("app")])
     assert steady.decision.action is Action.IN_SYNC
@@ -181,7 +196,7 @@ def test_decisions_that_do_not_write_send_nothing(
 
 @pytest.mark.parametrize(("code", "reason"), [(409, "Conflict"), (422, "Invalid")])
 def test_a_failed_precondition_re_reads_through_redecide_and_patches_once_more(
-    client: KubeClient, mock: responses.RequestsMock, redo: Redecide, code: int, reason: str
+    client: KubeClient, mock: responses.RequestsMock, redo: ReadStage, code: int, reason: str
 ) -> None:
     planned = rollout()
     fresh = {**stored(), "metadata": {**stored()["metadata"], "resourceVersion": "9"}}
@@ -209,7 +224,7 @@ def test_a_failed_precondition_re_reads_through_redecide_and_patches_once_more(
 
 
 def test_a_workload_that_keeps_changing_fails_after_three_re_decisions(
-    client: KubeClient, mock: responses.RequestsMock, redo: Redecide
+    client: KubeClient, mock: responses.RequestsMock, redo: ReadStage
 ) -> None:
     conflict = status(409, "Conflict", "the object has been modified")
     mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", status=409, json=conflict)
@@ -224,7 +239,7 @@ def test_a_workload_that_keeps_changing_fails_after_three_re_decisions(
 
 
 def test_a_forbidden_patch_is_a_failed_row_with_a_rollout_failed_warning_event(
-    client: KubeClient, mock: responses.RequestsMock, redo: Redecide
+    client: KubeClient, mock: responses.RequestsMock, redo: ReadStage
 ) -> None:
     denied = 'deployments.apps "web" is forbidden: cannot patch resource "deployments"'
     mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", status=403, json=status(403, "Forbidden", denied))
@@ -237,7 +252,7 @@ def test_a_forbidden_patch_is_a_failed_row_with_a_rollout_failed_warning_event(
 
 
 def test_max_rollouts_defers_the_rollouts_past_the_limit_and_counts_over_the_pass(
-    client: KubeClient, mock: responses.RequestsMock, redo: Redecide
+    client: KubeClient, mock: responses.RequestsMock, redo: ReadStage
 ) -> None:
     mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/api", json=stored("api"))
     mock.add(responses.POST, SERVER + EVENTS, json={})
@@ -254,7 +269,7 @@ def test_max_rollouts_defers_the_rollouts_past_the_limit_and_counts_over_the_pas
 
 
 def test_client_dry_run_sends_nothing_and_reports_what_it_would_do(
-    client: KubeClient, mock: responses.RequestsMock, redo: Redecide
+    client: KubeClient, mock: responses.RequestsMock, redo: ReadStage
 ) -> None:
     (row,) = writer(client, redo, dry_run="client").write_batch([rollout()])
     assert calls(mock) == []
@@ -262,7 +277,7 @@ def test_client_dry_run_sends_nothing_and_reports_what_it_would_do(
 
 
 def test_server_dry_run_sends_the_same_writes_with_dry_run_all(
-    client: KubeClient, mock: responses.RequestsMock, redo: Redecide
+    client: KubeClient, mock: responses.RequestsMock, redo: ReadStage
 ) -> None:
     planned = rollout()
     mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", json=stored())
@@ -277,7 +292,7 @@ def test_server_dry_run_sends_the_same_writes_with_dry_run_all(
 
 
 def test_a_write_the_budget_refuses_is_deferred_for_the_budget_and_sends_nothing(
-    tmp_path: Path, mock: responses.RequestsMock, redo: Redecide
+    tmp_path: Path, mock: responses.RequestsMock, redo: ReadStage
 ) -> None:
     with make_client(tmp_path, gate=Budget(0.0).admit) as client:
         (row,) = writer(client, redo).write_batch([rollout()])
@@ -290,7 +305,7 @@ def test_a_write_the_budget_refuses_is_deferred_for_the_budget_and_sends_nothing
 
 
 def test_a_refresh_re_decided_into_a_rollout_after_a_conflict_still_obeys_max_rollouts(
-    client: KubeClient, redo: Redecide
+    client: KubeClient, redo: ReadStage
 ) -> None:
     refresh = decided(stored("web"), [cm("app", rv="6")])
     assert refresh.decision.action is Action.REFRESH

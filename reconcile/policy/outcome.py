@@ -1,12 +1,11 @@
-"""One row of a pass's report: a workload (or a scope named `*`) and what the pass did with it.
+"""What became of one workload in a pass (or of a scope, named `*`): the value every stage's result ends
+in, and the only thing a pass keeps for every workload until it ends.
 
-Rows carry names of configs and hash values only, never content (output/report.py is the document they
-go into; output/rows.py how a pass holds them).
+An outcome carries names of configs and hash values only, never content; output/report.py makes the
+report's rows from them, policy/outcomes.py is how a pass holds them.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from reconcile.model.bookkeeping import STALLED
 from reconcile.model.workload import Listed
@@ -15,7 +14,7 @@ from reconcile.values import value
 
 
 @value(slots=True)
-class Row:
+class Outcome:
     kind: str
     namespace: str
     name: str
@@ -30,7 +29,11 @@ class Row:
     """Why a `deferred` row was left to a later pass (the metric's label; not in the JSON)."""
 
     @classmethod
-    def of(cls, target: Listed, decision: Decision) -> Row:
+    def of(cls, target: Listed, decision: Decision, rollout_status: str | None = None) -> Outcome:
+        """The outcome of a workload's decision; `rollout_status` where the pass knows our last rollout's
+        status other than from the decision (its record, when its status was not read)."""
+        if rollout_status is None and decision.rollout is not None:
+            rollout_status = decision.rollout.status.value
         return cls(
             kind=target.kind.kind,
             namespace=target.namespace,
@@ -40,17 +43,17 @@ class Row:
             configs=decision.configs,
             hash=decision.config_hash,
             previous=decision.previous,
-            rollout_status=decision.rollout.status.value if decision.rollout else None,
+            rollout_status=rollout_status,
             deferral=decision.deferral,
         )
 
     @classmethod
-    def scope_failure(cls, kind: str, namespace: str, reason: str) -> Row:
+    def scope_failure(cls, kind: str, namespace: str, reason: str) -> Outcome:
         """A whole scope (a kind in a namespace, or everywhere) that could not be read: name `*`."""
         return cls(kind=kind, namespace=namespace, name="*", action=Action.FAILED.value, reason=reason)
 
     @classmethod
-    def scope_deferred(cls, kind: str, namespace: str, reason: str, why: Deferral) -> Row:
+    def scope_deferred(cls, kind: str, namespace: str, reason: str, why: Deferral) -> Outcome:
         """A scope the pass did not reach (its budget ran out, or it was stopped): name `*`."""
         return cls(
             kind=kind,
@@ -63,7 +66,7 @@ class Row:
 
     @property
     def is_scope(self) -> bool:
-        """A whole scope's row (failed or not reached), not one workload's."""
+        """A whole scope's outcome (failed or not reached), not one workload's."""
         return self.name == "*"
 
     @property
@@ -73,18 +76,3 @@ class Row:
     @property
     def stalled(self) -> bool:
         return self.rollout_status == STALLED
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-            "action": self.action,
-            "reason": self.reason,
-            "configs": list(self.configs),
-            "hash": self.hash,
-            "previous": self.previous,
-        }
-        if self.rollout_status is not None:
-            doc["rollout_status"] = self.rollout_status
-        return doc
