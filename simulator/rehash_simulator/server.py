@@ -19,7 +19,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from . import discovery, render
+import yaml
+
+from . import discovery, protobuf, render
 from .authz import Attributes, Authenticator, RBACAuthorizer, User, verb_for
 from .entry import Entry
 from .errors import ApiError
@@ -423,12 +425,21 @@ class _Handler(BaseHTTPRequestHandler):
             return 200, json.dumps(status, separators=(",", ":")).encode(), "application/json"
         raise METHOD_NOT_ALLOWED
 
-    @staticmethod
-    def _decode(body: bytes) -> dict[str, Any]:
-        try:
-            obj = json.loads(body)
-        except ValueError as exc:
-            raise ApiError(400, f"couldn't get version/kind; json parse error: {exc}") from None
+    def _decode(self, body: bytes) -> dict[str, Any]:
+        """A request body in any form kube-apiserver reads for built-in kinds: JSON, YAML or protobuf."""
+        content_type = self.headers.get("Content-Type", "")
+        if protobuf.is_protobuf(content_type):
+            return protobuf.decode(body)
+        if content_type.split(";", 1)[0].strip().lower() == "application/yaml":
+            try:
+                obj = yaml.safe_load(body)
+            except yaml.YAMLError as exc:
+                raise ApiError(400, f"couldn't get version/kind; yaml parse error: {exc}") from None
+        else:
+            try:
+                obj = json.loads(body)
+            except ValueError as exc:
+                raise ApiError(400, f"couldn't get version/kind; json parse error: {exc}") from None
         if not isinstance(obj, dict):
             raise ApiError(400, "couldn't get version/kind; json parse error: not an object")
         return obj
