@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
-from . import discovery, protobuf, render
+from . import discovery, fields, openapi, protobuf, render
 from .authz import Attributes, Authenticator, RBACAuthorizer, User, verb_for
 from .entry import Entry
 from .errors import ApiError
@@ -130,6 +130,8 @@ class _Handler(BaseHTTPRequestHandler):
     # The request being served (a connection serves its requests one after another).
     _query: dict[str, str]
     _body: bytes
+    # `Warning` headers of the response (unknown fields under fieldValidation=Warn).
+    _warnings: list[str]
     _user: User
 
     def setup(self) -> None:
@@ -191,7 +193,7 @@ class _Handler(BaseHTTPRequestHandler):
             if auth_error is not None:
                 raise auth_error
             assert user is not None
-            self._query, self._body, self._user = query, body, user
+            self._query, self._body, self._user, self._warnings = query, body, user, []
             code, payload, content_type = self._route(path)
         except _Reset:
             self._reset()
@@ -217,6 +219,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for key, value in extra.items():
             self.send_header(key, value)
+        for warning in getattr(self, "_warnings", []):
+            self.send_header("Warning", "299 - " + json.dumps(warning))
         self.end_headers()
         self.wfile.write(payload)
 
@@ -297,12 +301,25 @@ class _Handler(BaseHTTPRequestHandler):
             return self._resource_route(parts[1], parts[2], parts[3:])
         if path == "/version":
             return self._json(discovery.VERSION)
+        if parts[:2] == ["openapi", "v3"]:
+            return self._openapi("/".join(parts[2:]))
         raise NOT_FOUND
 
     def _json(self, doc: dict[str, Any]) -> Response:
         if self.command != "GET":
             raise METHOD_NOT_ALLOWED
         return 200, json.dumps(doc, separators=(",", ":")).encode(), "application/json"
+
+    def _openapi(self, group_version: str) -> Response:
+        """`/openapi/v3` and its per-group-version documents (openapi.py), in JSON whatever was asked."""
+        if not group_version:
+            return self._json(openapi.root())
+        body = openapi.documents().get(group_version)
+        if body is None:
+            raise NOT_FOUND
+        if self.command != "GET":
+            raise METHOD_NOT_ALLOWED
+        return 200, body, "application/json"
 
     def _resource_route(self, group: str, version: str, rest: list[str]) -> Response:
         query, user = self._query, self._user
@@ -372,6 +389,7 @@ class _Handler(BaseHTTPRequestHandler):
             if method == "POST":
                 rep = render.negotiate(self.headers.get("Accept"), is_list=False)
                 obj = self._decode(body)
+                fields.check(obj, fields.directive(query, method), self._warnings)
                 if rtype.namespaced and not store.exists("namespaces", None, namespace):
                     raise ApiError(
                         404,
@@ -394,11 +412,13 @@ class _Handler(BaseHTTPRequestHandler):
             return 200, render.object_body(entry, rep, include), rep.content_type
         if method == "PUT":
             obj = self._decode(body)
+            fields.check(obj, fields.directive(query, method), self._warnings)
             updated = store.update(
                 obj, namespace=namespace or None, name=name, dry_run=dry_run, resource=rtype
             )
             return 200, self._object(rtype, updated, rep, include), rep.content_type
         if method == "PATCH":
+            mode = fields.directive(query, method)
             existed = store.exists(rtype, namespace, name)
             patched = store.patch(
                 rtype,
@@ -408,6 +428,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.headers.get("Content-Type", ""),
                 dry_run=dry_run,
                 field_manager=query.get("fieldManager"),
+                inspect=lambda new: fields.check(new, mode, self._warnings, decoded=False),
             )
             return (200 if existed else 201), self._object(rtype, patched, rep, include), rep.content_type
         if method == "DELETE":
