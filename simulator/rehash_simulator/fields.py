@@ -3,8 +3,8 @@
 Why: kubectl validates a manifest by asking the server to (it sends `fieldValidation=Strict` once the OpenAPI
 document lists the parameter), so a misspelt field must fail here as on kube-apiserver: 400 BadRequest,
 `... strict decoding error: unknown field "spec.replica"`; `Warn` (the server's default) answers with a
-`Warning` header per unknown field instead; `Ignore` says nothing. Custom resources are not checked (the
-simulator has no schema for them; their CRDs would decide).
+`Warning` header per unknown field instead; `Ignore` says nothing; both drop the unknown fields. Custom
+resources are not checked (the simulator has no schema for them; their CRDs would decide).
 """
 
 from __future__ import annotations
@@ -43,19 +43,21 @@ def directive(query: dict[str, str], method: str) -> str:
     )
 
 
-def unknown_fields(obj: dict[str, Any]) -> list[str]:
-    """The paths of the fields of a built-in object its kind does not have, in document order."""
+Unknown = list[tuple[str, dict[str, Any], str]]  # (path, the object holding the field, its key)
+
+
+def unknown_fields(obj: dict[str, Any]) -> Unknown:
+    """The fields of a built-in object its kind does not have, in document order."""
     table = schema.load()
     definition = table.definition(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
     if definition is None:
         return []
-    found: list[str] = []
-    top = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
-    _walk(top, definition, "", found)
+    found: Unknown = []
+    _walk(obj, definition, "", found, top=True)
     return found
 
 
-def _walk(value: Any, definition: str, path: str, found: list[str]) -> None:
+def _walk(value: Any, definition: str, path: str, found: Unknown, *, top: bool = False) -> None:
     table = schema.load()
     if definition in table.special or not isinstance(value, dict):
         return
@@ -64,7 +66,8 @@ def _walk(value: Any, definition: str, path: str, found: list[str]) -> None:
         here = f"{path}.{key}" if path else key
         f = members.get(key)
         if f is None:
-            found.append(here)
+            if not (top and key in ("apiVersion", "kind")):
+                found.append((here, value, key))
         elif f.map is not None:
             if isinstance(item, dict):
                 for name, element in item.items():
@@ -78,17 +81,20 @@ def _walk(value: Any, definition: str, path: str, found: list[str]) -> None:
 
 
 def check(obj: dict[str, Any], mode: str, warnings: list[str], *, decoded: bool = True) -> None:
-    """Apply `mode` to `obj`: raise for Strict, note a warning per unknown field for Warn. `decoded`: `obj`
-    is a request body (POST, PUT), whose error names the kind as kube-apiserver's decoder does."""
-    if mode == IGNORE:
-        return
+    """Apply `mode` to `obj`: raise for Strict; otherwise drop the unknown fields, as the server's decoder
+    does, with a warning for each under Warn. `decoded`: `obj` is a request body (POST, PUT), whose error
+    names the kind as kube-apiserver's decoder does."""
     unknown = unknown_fields(obj)
     if not unknown:
         return
+    paths = [path for path, _, _ in unknown]
     if mode == STRICT:
-        message = "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown)
+        message = "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in paths)
         if decoded:
             kind, version = obj.get("kind"), str(obj.get("apiVersion", "")).rpartition("/")[2]
             message = f'{kind} in version "{version}" cannot be handled as a {kind}: {message}'
         raise ApiError(400, message)
-    warnings.extend(f'unknown field "{p}"' for p in unknown)
+    for _, holder, key in unknown:
+        holder.pop(key, None)
+    if mode == WARN:
+        warnings.extend(f'unknown field "{p}"' for p in paths)
