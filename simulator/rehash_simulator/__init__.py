@@ -2,8 +2,9 @@
 
 `Simulator` serves real HTTPS on 127.0.0.1 with the Kubernetes REST conventions kube-rehash, the
 official Python client and kubectl rely on: discovery, OpenAPI v3, protobuf request bodies, get/list
-(paged)/create/update/patch/delete, server-side field validation, metadata-only and Table responses, v1 Status errors, bearer-token and client-certificate
-authentication, RBAC, dry-run, and fault injection. It is its own distribution, `kube-rehash-simulator`
+(paged)/create/update/patch/delete, server-side field validation, metadata-only and Table responses, v1
+Status errors, bearer-token and client-certificate authentication, RBAC, dry-run, and fault injection.
+It is its own distribution, `kube-rehash-simulator`
 (installed by the `kube-rehash[simulator]` extra), and imports nothing from `reconcile`.
 
     with Simulator().start() as sim:
