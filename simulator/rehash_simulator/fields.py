@@ -46,23 +46,30 @@ def directive(query: dict[str, str], method: str) -> str:
 Unknown = list[tuple[str, dict[str, Any], str]]  # (path, the object holding the field, its key)
 
 
-def unknown_fields(obj: dict[str, Any]) -> Unknown:
-    """The fields of a built-in object its kind does not have, in document order."""
+def unknown_fields(obj: dict[str, Any], previous: dict[str, Any] | None = None) -> Unknown:
+    """The fields of a built-in object its kind does not have, in document order. With `previous` (the
+    stored object a patch changed), parts equal to it are not walked again: they were checked when written."""
     table = schema.load()
     definition = table.definition(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
     if definition is None:
         return []
     found: Unknown = []
-    _walk(obj, definition, "", found, top=True)
+    _walk(obj, definition, "", found, previous, top=True)
     return found
 
 
-def _walk(value: Any, definition: str, path: str, found: Unknown, *, top: bool = False) -> None:
+def _walk(
+    value: Any, definition: str, path: str, found: Unknown, previous: Any, *, top: bool = False
+) -> None:
     table = schema.load()
     if definition in table.special or not isinstance(value, dict):
         return
     members = table.json_fields(definition)
+    before = previous if isinstance(previous, dict) else {}
     for key, item in value.items():
+        was = before.get(key)
+        if was is not None and was == item:
+            continue
         here = f"{path}.{key}" if path else key
         f = members.get(key)
         if f is None:
@@ -70,21 +77,31 @@ def _walk(value: Any, definition: str, path: str, found: Unknown, *, top: bool =
                 found.append((here, value, key))
         elif f.map is not None:
             if isinstance(item, dict):
+                old = was if isinstance(was, dict) else {}
                 for name, element in item.items():
-                    _walk(element, f.map, f"{here}[{name}]", found)
+                    _walk(element, f.map, f"{here}[{name}]", found, old.get(name))
         elif f.list:
             if isinstance(item, list):
+                old_items = was if isinstance(was, list) else []
                 for index, element in enumerate(item):
-                    _walk(element, f.type, f"{here}[{index}]", found)
+                    old_item = old_items[index] if index < len(old_items) else None
+                    _walk(element, f.type, f"{here}[{index}]", found, old_item)
         elif f.type not in schema.SCALARS:
-            _walk(item, f.type, here, found)
+            _walk(item, f.type, here, found, was)
 
 
-def check(obj: dict[str, Any], mode: str, warnings: list[str], *, decoded: bool = True) -> None:
+def check(
+    obj: dict[str, Any],
+    mode: str,
+    warnings: list[str],
+    *,
+    decoded: bool = True,
+    previous: dict[str, Any] | None = None,
+) -> None:
     """Apply `mode` to `obj`: raise for Strict; otherwise drop the unknown fields, as the server's decoder
     does, with a warning for each under Warn. `decoded`: `obj` is a request body (POST, PUT), whose error
     names the kind as kube-apiserver's decoder does."""
-    unknown = unknown_fields(obj)
+    unknown = unknown_fields(obj, previous)
     if not unknown:
         return
     paths = [path for path, _, _ in unknown]

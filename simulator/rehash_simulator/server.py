@@ -428,7 +428,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.headers.get("Content-Type", ""),
                 dry_run=dry_run,
                 field_manager=query.get("fieldManager"),
-                inspect=lambda new: fields.check(new, mode, self._warnings, decoded=False),
+                inspect=lambda new, old: fields.check(new, mode, self._warnings, decoded=False, previous=old),
             )
             return (200 if existed else 201), self._object(rtype, patched, rep, include), rep.content_type
         if method == "DELETE":
