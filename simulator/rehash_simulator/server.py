@@ -175,6 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         started = time.time()
+        self._warnings = []
         split = urlsplit(self.path)
         path = split.path.rstrip("/") or "/"
         query = dict(parse_qsl(split.query, keep_blank_values=True))
@@ -193,7 +194,7 @@ class _Handler(BaseHTTPRequestHandler):
             if auth_error is not None:
                 raise auth_error
             assert user is not None
-            self._query, self._body, self._user, self._warnings = query, body, user, []
+            self._query, self._body, self._user = query, body, user
             code, payload, content_type = self._route(path)
         except _Reset:
             self._reset()
@@ -219,7 +220,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for key, value in extra.items():
             self.send_header(key, value)
-        for warning in getattr(self, "_warnings", []):
+        for warning in self._warnings:
             self.send_header("Warning", "299 - " + json.dumps(warning))
         self.end_headers()
         self.wfile.write(payload)
