@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import signal
 import tempfile
+import textwrap
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,13 @@ if TYPE_CHECKING:
 
 NS = "shop"
 SIMULATOR_EXTRA = "kube-rehash[simulator]"
+# What is true of every rollout started on the simulator as `demo` and `simulate` run it: no controller
+# moves a workload's status after its template changes (the simulator's rollout controller is off there) and
+# no pods or ReplicaSets exist, so a rollout kube-rehash starts reads `progressing` until the process ends.
+PROGRESSING_NOTE = (
+    "On the simulator a rollout stays `progressing`: nothing runs pods there and no controller updates\n"
+    "a workload's status after its template changes; on a cluster it completes as the new pods start."
+)
 
 
 def simulator_class(command: str) -> type[Simulator]:
@@ -190,6 +198,7 @@ def run_demo(*, quiet: bool = False) -> int:
             "   (its next Job picks it up; nothing restarts); db does not use app-config and stays in sync."
         )
         ok &= one_pass({"web": "rollout", "db": "in-sync", "nightly-report": "rollout"})
+        print(textwrap.indent(f"({PROGRESSING_NOTE})", "   "))
 
         say("Someone changes REPORT_FORMAT, a key only the CronJob reads (web reads two other keys).")
         sim.store.patch_merge("configmaps", NS, "app-config", {"data": {"REPORT_FORMAT": "html"}})
@@ -216,7 +225,11 @@ def serve_simulator(
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
-    with simulator(port=port).start() as sim:
+    try:
+        sim = simulator(port=port).start()
+    except OSError as exc:
+        raise ConfigError(f"simulate: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    with sim:
         sim.store.unsorted_lists = unsorted_lists
         if seed_demo_app:
             seed_demo(sim)
@@ -225,6 +238,8 @@ def serve_simulator(
         print(f"kubeconfig written to {path}; for example:")
         print(f"  kubectl --kubeconfig {path} get deploy -A")
         print(f"  kube-rehash plan --kubeconfig {path}")
+        print("kubectl create, apply, patch, annotate, set env and delete work against it.")
+        print(PROGRESSING_NOTE)
         print("Ctrl-C stops it.", flush=True)
         stopped.wait()
     return EXIT_OK

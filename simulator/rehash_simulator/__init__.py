@@ -1,9 +1,10 @@
 """An embedded Kubernetes API server simulator for kube-rehash's demo, tests and benchmarks.
 
 `Simulator` serves real HTTPS on 127.0.0.1 with the Kubernetes REST conventions kube-rehash, the
-official Python client and kubectl rely on: discovery, get/list (paged)/create/update/patch/delete,
-metadata-only and Table responses, v1 Status errors, bearer-token and client-certificate
-authentication, RBAC, dry-run, and fault injection. It is its own distribution, `kube-rehash-simulator`
+official Python client and kubectl rely on: discovery, OpenAPI v3, protobuf request bodies, get/list
+(paged)/create/update/patch/delete, server-side field validation, metadata-only and Table responses, v1
+Status errors, bearer-token and client-certificate authentication, RBAC, dry-run, and fault injection.
+It is its own distribution, `kube-rehash-simulator`
 (installed by the `kube-rehash[simulator]` extra), and imports nothing from `reconcile`.
 
     with Simulator().start() as sim:
@@ -24,8 +25,13 @@ limits, each pinned there to its exact difference or outside what kube-rehash se
   with one entry owning it, timed then (opt-in `content_times`: that entry on every ConfigMap and Secret).
 - Pods, ReplicaSets and PodDisruptionBudgets are stored as seeded (no controller creates them); the
   `pods/eviction` subresource deletes a pod unless its budget refuses (evictions.py).
-- No watches (405); no protobuf or CBOR bodies; discovery lists only the resources it serves, with the
-  verbs it implements (no watch, deletecollection or storageVersionHash), and no aggregated discovery.
+- No watches (405). Request bodies in JSON, YAML or, for the built-in kinds, protobuf (protobuf.py: what
+  kubectl's generated clients send); responses in JSON only (no protobuf or CBOR answers). Discovery lists
+  only the resources it serves, with the verbs it implements (no watch, deletecollection or
+  storageVersionHash), and no aggregated discovery.
+- OpenAPI v3 (`/openapi/v3`, openapi.py) for the served kinds, with field schemas but no descriptions,
+  defaults or `required`; no `/openapi/v2`. `fieldValidation` (Strict, Warn, Ignore) checks unknown fields
+  of the built-in kinds (fields.py), not duplicate ones; custom resources are not checked.
 - Continue tokens are its own (a snapshot per list, expiring after 5 minutes or 512 newer lists, then 410);
   error messages imitate kube-apiserver's wording but are not guaranteed to be identical.
 """

@@ -10,16 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 from .resources import RESOURCES, ResourceType
+from .versions import KUBERNETES_VERSION
 
 VERBS = ["create", "delete", "get", "list", "patch", "update"]
+_MAJOR, _MINOR, _PATCH = KUBERNETES_VERSION.split(".")
 VERSION: dict[str, str] = {
-    "major": "1",
-    "minor": "35",
-    "gitVersion": "v1.35.0+kube-rehash-simulator",
+    "major": _MAJOR,
+    "minor": _MINOR,
+    "gitVersion": f"v{KUBERNETES_VERSION}+kube-rehash-simulator",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
     "buildDate": "2025-01-01T00:00:00Z",
-    "goVersion": "go1.24.0",
+    "goVersion": "go1.26.0",
     "compiler": "gc",
     "platform": "linux/amd64",
 }

@@ -19,7 +19,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from . import discovery, render
+import yaml
+
+from . import discovery, fields, openapi, protobuf, render
 from .authz import Attributes, Authenticator, RBACAuthorizer, User, verb_for
 from .entry import Entry
 from .errors import ApiError
@@ -128,6 +130,8 @@ class _Handler(BaseHTTPRequestHandler):
     # The request being served (a connection serves its requests one after another).
     _query: dict[str, str]
     _body: bytes
+    # `Warning` headers of the response (unknown fields under fieldValidation=Warn).
+    _warnings: list[str]
     _user: User
 
     def setup(self) -> None:
@@ -171,6 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         started = time.time()
+        self._warnings = []
         split = urlsplit(self.path)
         path = split.path.rstrip("/") or "/"
         query = dict(parse_qsl(split.query, keep_blank_values=True))
@@ -215,6 +220,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for key, value in extra.items():
             self.send_header(key, value)
+        for warning in self._warnings:
+            self.send_header("Warning", "299 - " + json.dumps(warning))
         self.end_headers()
         self.wfile.write(payload)
 
@@ -295,12 +302,25 @@ class _Handler(BaseHTTPRequestHandler):
             return self._resource_route(parts[1], parts[2], parts[3:])
         if path == "/version":
             return self._json(discovery.VERSION)
+        if parts[:2] == ["openapi", "v3"]:
+            return self._openapi("/".join(parts[2:]))
         raise NOT_FOUND
 
     def _json(self, doc: dict[str, Any]) -> Response:
         if self.command != "GET":
             raise METHOD_NOT_ALLOWED
         return 200, json.dumps(doc, separators=(",", ":")).encode(), "application/json"
+
+    def _openapi(self, group_version: str) -> Response:
+        """`/openapi/v3` and its per-group-version documents (openapi.py), in JSON whatever was asked."""
+        if not group_version:
+            return self._json(openapi.root())
+        body = openapi.documents().get(group_version)
+        if body is None:
+            raise NOT_FOUND
+        if self.command != "GET":
+            raise METHOD_NOT_ALLOWED
+        return 200, body, "application/json"
 
     def _resource_route(self, group: str, version: str, rest: list[str]) -> Response:
         query, user = self._query, self._user
@@ -370,6 +390,7 @@ class _Handler(BaseHTTPRequestHandler):
             if method == "POST":
                 rep = render.negotiate(self.headers.get("Accept"), is_list=False)
                 obj = self._decode(body)
+                fields.check(obj, fields.directive(query, method), self._warnings)
                 if rtype.namespaced and not store.exists("namespaces", None, namespace):
                     raise ApiError(
                         404,
@@ -392,11 +413,13 @@ class _Handler(BaseHTTPRequestHandler):
             return 200, render.object_body(entry, rep, include), rep.content_type
         if method == "PUT":
             obj = self._decode(body)
+            fields.check(obj, fields.directive(query, method), self._warnings)
             updated = store.update(
                 obj, namespace=namespace or None, name=name, dry_run=dry_run, resource=rtype
             )
             return 200, self._object(rtype, updated, rep, include), rep.content_type
         if method == "PATCH":
+            mode = fields.directive(query, method)
             existed = store.exists(rtype, namespace, name)
             patched = store.patch(
                 rtype,
@@ -406,6 +429,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.headers.get("Content-Type", ""),
                 dry_run=dry_run,
                 field_manager=query.get("fieldManager"),
+                inspect=lambda new, old: fields.check(new, mode, self._warnings, decoded=False, previous=old),
             )
             return (200 if existed else 201), self._object(rtype, patched, rep, include), rep.content_type
         if method == "DELETE":
@@ -423,12 +447,21 @@ class _Handler(BaseHTTPRequestHandler):
             return 200, json.dumps(status, separators=(",", ":")).encode(), "application/json"
         raise METHOD_NOT_ALLOWED
 
-    @staticmethod
-    def _decode(body: bytes) -> dict[str, Any]:
-        try:
-            obj = json.loads(body)
-        except ValueError as exc:
-            raise ApiError(400, f"couldn't get version/kind; json parse error: {exc}") from None
+    def _decode(self, body: bytes) -> dict[str, Any]:
+        """A request body in any form kube-apiserver reads for built-in kinds: JSON, YAML or protobuf."""
+        content_type = self.headers.get("Content-Type", "")
+        if protobuf.is_protobuf(content_type):
+            return protobuf.decode(body)
+        if content_type.split(";", 1)[0].strip().lower() == "application/yaml":
+            try:
+                obj = yaml.safe_load(body)
+            except yaml.YAMLError as exc:
+                raise ApiError(400, f"couldn't get version/kind; yaml parse error: {exc}") from None
+        else:
+            try:
+                obj = json.loads(body)
+            except ValueError as exc:
+                raise ApiError(400, f"couldn't get version/kind; json parse error: {exc}") from None
         if not isinstance(obj, dict):
             raise ApiError(400, "couldn't get version/kind; json parse error: not an object")
         return obj

@@ -342,8 +342,12 @@ class Store:
         *,
         dry_run: bool = False,
         field_manager: str | None = None,
+        inspect: Callable[[Obj, Obj | None], None] | None = None,
     ) -> Obj:
         """PATCH semantics for every supported content type (`body` bytes, or a decoded dict/list).
+
+        `inspect(new, old)` sees the patched object (and the stored one, None when an apply creates it) before
+        it is stored and may refuse it (server-side field validation of the result).
 
         A patched metadata.resourceVersion that differs from the stored one is 409 Conflict.
         Apply patches (`application/apply-patch+yaml`) need `field_manager` and create missing objects.
@@ -365,10 +369,14 @@ class Store:
                     raise not_found(rtype.plural, rtype.group, name)
                 created = objects.apply_target(rtype, namespace, name, value)
                 objects.validate(rtype, created)
+                if inspect is not None:
+                    inspect(created, None)
                 return self._create_locked(rtype, created, dry_run, False, False).copy()
             new = patches.apply(old.copy(), kind, value)
             objects.check_patched(rtype, old.obj, new, name)
             objects.validate(rtype, new)
+            if inspect is not None:
+                inspect(new, old.obj)
             return self._replace_locked(rtype, old, new, dry_run, False).copy()
 
     def patch_merge(
