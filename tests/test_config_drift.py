@@ -1,9 +1,10 @@
-"""The settings table (reconcile/config/fields.py) is the one source: what is generated from it is up to date,
+"""The settings table (reconcile/settings/) is the one source: what is generated from it is up to date,
 and the table is consistent with itself (file defaults, flags, the compat vocabulary)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -11,9 +12,19 @@ from pathlib import Path
 import pytest
 
 from reconcile.cli.commands import build_parser, flags_of
-from reconcile.config.fields import ATTRIBUTES, BY_NAME, FLAGS, TABLE, Setting, Settings
 from reconcile.config.settings import load_schema
 from reconcile.model.references import COMPAT_NAMES, COMPAT_RULES
+from reconcile.settings.table import (
+    ATTRIBUTES,
+    BY_NAME,
+    FLAGS,
+    SECTION_OF,
+    SETTING_GROUPS,
+    TABLE,
+    Setting,
+    Settings,
+    check_sections,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,8 +39,12 @@ def test_the_generated_files_are_up_to_date() -> None:
     assert result.returncode == 0, result.stdout + result.stderr  # names the stale files: run make config
 
 
-def test_every_attribute_of_settings_is_a_row_of_the_table() -> None:
-    assert [row.name for row in ATTRIBUTES] == list(Settings.__dataclass_fields__)
+def test_every_attribute_of_each_settings_group_is_a_row_of_the_table() -> None:
+    assert list(Settings.__dataclass_fields__) == list(SETTING_GROUPS)
+    check_sections()
+    fields = [f.name for group in SETTING_GROUPS.values() for f in dataclasses.fields(group)]
+    assert [row.name for row in ATTRIBUTES] == fields
+    assert all(row.section is SETTING_GROUPS[SECTION_OF[row.name]] for row in ATTRIBUTES)
     assert len(BY_NAME) == len(TABLE)
 
 

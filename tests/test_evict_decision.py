@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from reconcile.model.bookkeeping import Bookkeeping
+from reconcile.model.choices import Restart
 from reconcile.model.freshness import Lineage
 from reconcile.model.kinds import CRONJOB, STATEFULSET
 from reconcile.model.pods import Pod, controlled_pods, evict_batch, old_pods
@@ -24,7 +25,9 @@ LINEAGE = Lineage("Deployment", "w1", 3, 3, (("app", "web"),), "2")
 
 
 def target(**kw: Any) -> Target:
-    return make_target(**{"restart": "evict", "lineage": LINEAGE, "bookkeeping": Bookkeeping("v1:old"), **kw})
+    return make_target(
+        **{"restart": Restart.EVICT, "lineage": LINEAGE, "bookkeeping": Bookkeeping("v1:old"), **kw}
+    )
 
 
 def sources(at: datetime | None = CHANGED) -> NamespaceSources:
@@ -88,7 +91,7 @@ def test_doubt_never_evicts(pods: Any, found: NamespaceSources, action: Action, 
 
 
 def test_patch_mode_and_other_actions_are_left_alone() -> None:
-    patch = target(restart="patch")
+    patch = target(restart=Restart.PATCH)
     assert plan_eviction(patch, rollout(), (pod("a", -3),), sources()) == rollout()
     assert not pods_wanted(patch, rollout())
     in_sync = Decision(Action.IN_SYNC, "content unchanged")
@@ -125,7 +128,7 @@ def listed(**kw: Any) -> Listed:
 
 
 def test_an_operator_owned_workload_is_skipped_unless_restarted_by_eviction() -> None:
-    owned = settle_listed(listed(owner="Database/main", restart="patch"))
+    owned = settle_listed(listed(owner="Database/main", restart=Restart.PATCH))
     assert owned is not None and owned.action is Action.SKIPPED and "restart: evict" in owned.reason
     assert settle_listed(listed(owner="Database/main")) is None
 

@@ -33,6 +33,7 @@ from reconcile.model.workload import read_target, revise
 from reconcile.policy.decide import Rules, change_times, decide_target
 from reconcile.policy.decision import Action, decide
 from reconcile.policy.patches import build_patch
+from reconcile.settings.policy import PolicySettings
 
 T0 = datetime(2026, 11, 25, 12, 0, 0, tzinfo=UTC)
 KEYS = Annotations()
@@ -311,7 +312,12 @@ def test_a_changed_workload_whose_spec_moved_asks_with_its_change_times() -> Non
     [
         ("the spec did not move: its template predates our record", full_view(generation=5), None, RULES),
         ("the change time is unknown (no managedFields)", full_view(), changed_sources(None), RULES),
-        ("skipIfPodsNewer: false", full_view(), None, replace(RULES, skip_if_pods_newer=False)),
+        (
+            "skipIfPodsNewer: false",
+            full_view(),
+            None,
+            replace(RULES, policy=PolicySettings(skip_if_pods_newer=False)),
+        ),
         ("a StatefulSet whose controller did not observe its spec", None, None, RULES),
     ],
 )

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from reconcile.config.settings import Settings
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import KubeClient
 from reconcile.output.report import Report
 from reconcile.pipeline.run import run_pass
+from reconcile.settings.table import Settings
 from rehash_simulator import Simulator
 from tests.e2e.conftest import configmap, deployment, env_from
 
@@ -45,7 +45,7 @@ def sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Simul
 def run(kubeconfig: Path, **settings: Any) -> Report:
     client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
     try:
-        return Report(run_pass(Settings(kubeconfig=str(kubeconfig), timeout=60.0, **settings), client))
+        return Report(run_pass(Settings.of(kubeconfig=str(kubeconfig), timeout=60.0, **settings), client))
     finally:
         client.close()
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from reconcile.config.settings import Shard
 from reconcile.output.report import Report
 from reconcile.policy import triage
+from reconcile.settings.values import Shard
 from rehash_simulator import Simulator
 from tests.e2e.conftest import configmap, deployment, env_from
 from tests.reliability.helpers import in_process_pass

@@ -279,8 +279,8 @@ def test_the_rendered_config_loads_as_settings(
 
     settings = load_settings(config_file=str(config), env=env, flags={"namespaces": namespaces or None})
 
-    assert settings.timeout == 240.0
-    assert settings.shard is None or (settings.shard.index, settings.shard.count) == (1, 4)
+    assert settings.limits.timeout == 240.0
+    assert settings.scope.shard is None or (settings.scope.shard.index, settings.scope.shard.count) == (1, 4)
 
 
 # --- RBAC ------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from reconcile.model.choices import OnChange
 from reconcile.model.workload import revise
 from reconcile.output.notice import TEXT_LINES, Change, PassIdentity, build_document, encode
 from reconcile.policy.decision import Action, Decision, decide
@@ -77,7 +78,7 @@ def test_the_text_lists_at_most_twenty_workloads_and_counts_the_rest() -> None:
 
 
 def test_a_change_is_taken_from_the_notify_decision() -> None:
-    workload = revise(CHANGED, on_change="notify")
+    workload = revise(CHANGED, on_change=OnChange.NOTIFY)
     decision = decide(workload, observed(), now=NOW)
     assert decision.action is Action.NOTIFY
     change = Change.of(workload, decision)
@@ -87,7 +88,7 @@ def test_a_change_is_taken_from_the_notify_decision() -> None:
 
 
 def test_when_the_records_do_not_say_what_changed_every_source_is_named() -> None:
-    decision = decide(revise(CHANGED, on_change="notify"), observed(), now=NOW)
+    decision = decide(revise(CHANGED, on_change=OnChange.NOTIFY), observed(), now=NOW)
     unknown = replace(decision, changed=())
     assert Change.of(CHANGED, unknown).sources == decision.configs
 

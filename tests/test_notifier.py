@@ -13,11 +13,10 @@ from typing import Any, cast
 import jsonschema
 import pytest
 
-from reconcile.config.settings import Settings
 from reconcile.errors import BudgetExhausted, Conflict, NotFound
 from reconcile.kube.client import KubeClient
 from reconcile.model.annotations import Annotations
-from reconcile.model.choices import DryRun
+from reconcile.model.choices import DryRun, OnChange
 from reconcile.model.workload import Target, revise
 from reconcile.output.webhook import WebhookError
 from reconcile.pipeline.budget import Budget
@@ -27,6 +26,7 @@ from reconcile.pipeline.writes import PassWrites
 from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Action, Decision, Deferral, decide
 from reconcile.policy.outcome import Outcome
+from reconcile.settings.table import Settings
 from tests.test_plan import NOW, observed
 from tests.test_plan_notify import CHANGED
 
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "docs/notify-webhook.schema.json").read_text())
 URL = "https://hooks.example.com/services/T0KEN-5d1e"
 SECRET_PATH = "/api/v1/namespaces/ops/secrets/hook"
-WORKLOAD = revise(CHANGED, on_change="notify")
+WORKLOAD = revise(CHANGED, on_change=OnChange.NOTIFY)
 NOTIFIED = decide(WORKLOAD, observed(), now=NOW)
 
 
@@ -93,7 +93,7 @@ class Pass:
         dry_run: str = "none",
     ) -> None:
         self.client = client
-        self.settings = Settings(webhook_secret="ops/hook", webhook_cluster="test", dry_run=dry_run)  # type: ignore[arg-type]
+        self.settings = Settings.of(webhook_secret="ops/hook", webhook_cluster="test", dry_run=dry_run)  # type: ignore[arg-type]
         self.budget = Budget(60)
         self.senders: list[FakeSender] = []
         sender = Writer(

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import responses
 
-from reconcile.config.fields import Settings
 from reconcile.kube import page_size
 from reconcile.kube.auth import Credentials
 from reconcile.kube.client import ClientOptions, KubeClient
-from reconcile.kube.page_size import GROWN_PAGE_SIZE, PAGE_SIZE, PageLimits
+from reconcile.kube.page_size import GROWN_PAGE_SIZE, PAGE_SIZE, PageLimits, first_page_size
 from reconcile.kube.pages import read_metadata_page
+from reconcile.settings.table import Settings
 from tests.test_kube_client import META_LIST, SERVER, creds, page  # noqa: F401 (fixtures)
 
 CONFIGMAPS = "/api/v1/configmaps"
@@ -53,9 +53,9 @@ def test_a_growing_limit_fits_the_response_and_kept_bytes_between_the_first_size
 
 
 def test_unset_page_size_is_client_go_s_default_and_a_given_one_is_kept() -> None:
-    assert Settings().page_size is None
-    assert Settings().list_page_size == PAGE_SIZE == 500
-    assert Settings(page_size=50).list_page_size == 50
+    assert Settings().reading.page_size is None
+    assert first_page_size(Settings().reading.page_size) == PAGE_SIZE == 500
+    assert first_page_size(Settings.of(page_size=50).reading.page_size) == 50
 
 
 def body(names: list[str], token: str | None = None) -> str:

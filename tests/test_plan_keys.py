@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from reconcile.model.bookkeeping import Bookkeeping, SourceRecord
+from reconcile.model.choices import OnChange
 from reconcile.model.hashing import digest_entries, key_fingerprint, seal
 from reconcile.model.workload import Target
 from reconcile.policy.decision import Action, Observed, decide, observed_from
@@ -104,5 +105,5 @@ def test_after_the_re_record_the_new_key_is_in_sync_and_a_real_change_rolls_once
 
 def test_a_workload_in_notify_mode_is_re_recorded_too_not_notified() -> None:
     target = replace(recorded_under(KEY_A, template=False))
-    target = replace(target, listed=replace(target.listed, on_change="notify"))
+    target = replace(target, listed=replace(target.listed, on_change=OnChange.NOTIFY))
     assert decide(target, now_under(KEY_B), now=NOW).action is Action.REFRESH

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from reconcile.model.annotations import Annotations, WindowSetting
 from reconcile.model.bookkeeping import Bookkeeping
+from reconcile.model.choices import OnChange
 from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.windows import parse_windows
@@ -23,7 +24,7 @@ CLOSED = parse_windows("Sat 01:00-02:00 UTC")  # NOW is a Saturday at 12:00
 
 
 def test_a_change_of_a_workload_annotated_notify_is_notified_naming_the_changed_sources() -> None:
-    decision = decide(revise(CHANGED, on_change="notify"), observed(), now=NOW)
+    decision = decide(revise(CHANGED, on_change=OnChange.NOTIFY), observed(), now=NOW)
     assert decision.action is Action.NOTIFY
     assert decision.reason == "configmap/app changed; notified without a rollout"
     assert decision.changed == ("configmap/app",)
@@ -36,7 +37,7 @@ def test_the_config_default_notify_applies_to_workloads_without_the_annotation()
 
 
 def test_the_annotation_rollout_overrides_a_notify_default() -> None:
-    decision = decide(revise(CHANGED, on_change="rollout"), observed(), now=NOW, notify=True)
+    decision = decide(revise(CHANGED, on_change=OnChange.ROLLOUT), observed(), now=NOW, notify=True)
     assert decision.action is Action.ROLLOUT
 
 
@@ -49,12 +50,14 @@ def test_steady_and_first_sight_workloads_in_notify_mode_are_never_notified_or_r
 
 
 def test_restart_windows_and_min_interval_do_not_hold_a_notification_back() -> None:
-    windowed = revise(CHANGED, on_change="notify", restart_window=WindowSetting("w", "Sat 01:00-02:00 UTC"))
+    windowed = revise(
+        CHANGED, on_change=OnChange.NOTIFY, restart_window=WindowSetting("w", "Sat 01:00-02:00 UTC")
+    )
     assert decide(windowed, observed(), now=NOW, windows=CLOSED).action is Action.NOTIFY
     assert decide(CHANGED, observed(), now=NOW, windows=CLOSED, notify=True).action is Action.NOTIFY
     recent = revise(
         CHANGED,
-        on_change="notify",
+        on_change=OnChange.NOTIFY,
         min_interval=timedelta(hours=2),
         bookkeeping=replace(STORED, last_rollout=NOW - timedelta(minutes=5)),
     )
@@ -63,14 +66,14 @@ def test_restart_windows_and_min_interval_do_not_hold_a_notification_back() -> N
 
 
 def test_max_rollouts_does_not_count_or_defer_notifications() -> None:
-    notified = revise(CHANGED, on_change="notify")
+    notified = revise(CHANGED, on_change=OnChange.NOTIFY)
     rolled = revise(CHANGED, name="zz")
     planned = [(t, decide(t, observed(), now=NOW)) for t in (notified, rolled)]
     assert [d.action for _, d in apply_budget(planned, 0)] == [Action.NOTIFY, Action.DEFERRED]
 
 
 def test_a_notification_writes_metadata_only_and_never_the_pod_template() -> None:
-    t = revise(CHANGED, on_change="notify")
+    t = revise(CHANGED, on_change=OnChange.NOTIFY)
     decision = decide(t, observed(), now=NOW)
     assert decision.observed is not None
     ops = build_patch(t, decision, decision.observed, now=NOW, keys=Annotations())
@@ -95,7 +98,9 @@ def test_the_on_change_annotation_follows_the_prefix_and_a_bad_value_is_a_proble
 def test_a_notified_change_is_not_notified_again_when_the_template_keeps_an_older_rollouts_hash() -> None:
     # Rolled once (template v1:old), then switched to notify mode and notified of v1:new on metadata only.
     notified_before = revise(
-        CHANGED, on_change="notify", bookkeeping=replace(STORED, config_hash="v1:new", records=(REC_A2,))
+        CHANGED,
+        on_change=OnChange.NOTIFY,
+        bookkeeping=replace(STORED, config_hash="v1:new", records=(REC_A2,)),
     )
     decision = decide(notified_before, observed(), now=NOW)
     assert decision.action is not Action.NOTIFY

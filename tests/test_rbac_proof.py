@@ -13,19 +13,20 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from reconcile.config.settings import Settings, Shard
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import KubeClient
+from reconcile.model.choices import Fetch
 from reconcile.output.report import Report
 from reconcile.pipeline.run import run_pass
 from reconcile.policy.reads import BOUNDS, Read
+from reconcile.settings.table import Settings
+from reconcile.settings.values import Shard
 from rehash_simulator import Simulator
 from tests.e2e.conftest import (
     configmap,
@@ -154,7 +155,7 @@ def collide_once_per_kind(sim: Simulator) -> None:
 def scenario(sim: Simulator, kubeconfig: Path) -> list[Report]:
     """Adopt (with conflicts), then roll after changes; sharded (lists every workload, keeps a share)."""
     client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
-    settings = Settings(kubeconfig=str(kubeconfig), shard=Shard(0, 1), timeout=60.0)
+    settings = Settings.of(kubeconfig=str(kubeconfig), shard=Shard(0, 1), timeout=60.0)
     try:
         collide_once_per_kind(sim)
         first = Report(run_pass(settings, client))
@@ -267,7 +268,7 @@ def test_the_namespaced_overlay_needs_no_cluster_permission(tmp_path: Path) -> N
             )
         kubeconfig = simulator.write_kubeconfig(tmp_path / "kubeconfig", token=SA_TOKEN)
         client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
-        settings = Settings(kubeconfig=str(kubeconfig), namespaces=tuple(namespaces), timeout=60.0)
+        settings = Settings.of(kubeconfig=str(kubeconfig), namespaces=tuple(namespaces), timeout=60.0)
         report = Report(run_pass(settings, client))
         client.close()
         assert failures([report]) == [] and simulator.log.count(status=403) == 0
@@ -290,7 +291,7 @@ def test_secrets_get_only_component_works_with_fetch_get(tmp_path: Path, sim: tu
     simulator, kubeconfig = sim
     simulator.load_rbac(docs)
     client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
-    settings = replace(Settings(kubeconfig=str(kubeconfig), timeout=60.0), fetch="get")
+    settings = Settings.of(kubeconfig=str(kubeconfig), timeout=60.0, fetch=Fetch.GET)
     report = Report(run_pass(settings, client))
     client.close()
     secret_lists = [e for e in simulator.log.entries() if e.method == "GET" and e.path.endswith("/secrets")]
@@ -325,7 +326,7 @@ def test_namespace_selector_component_grants_exactly_list_on_namespaces_and_it_i
     simulator, kubeconfig = sim
     label = dict([selector.split("=")])
     simulator.store.patch_merge("namespaces", None, "few", {"metadata": {"labels": label}})
-    settings = Settings(kubeconfig=str(kubeconfig), timeout=60.0, namespace_selector=selector)
+    settings = Settings.of(kubeconfig=str(kubeconfig), timeout=60.0, namespace_selector=selector)
     for rbac, allowed in (
         (rbac_docs(docs), True),
         (without(rbac_docs(docs), ("", "namespaces", "list")), False),

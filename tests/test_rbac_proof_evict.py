@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from reconcile.config.settings import Settings
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import KubeClient
 from reconcile.output.report import Report
 from reconcile.pipeline.run import run_pass
+from reconcile.settings.table import Settings
 from rehash_simulator import Simulator
 from tests.e2e.conftest import Cluster
 from tests.evicting import change, pods, seed
@@ -60,7 +60,7 @@ def evicting_passes(tmp_path: Path, rbac: list[dict[str, Any]]) -> tuple[list[Re
         seed(cluster, replicas=2, stray=False)
         kubeconfig = sim.write_kubeconfig(tmp_path / "sa-kubeconfig", token=SA_TOKEN)
         client = KubeClient(load_credentials(AuthOptions(str(kubeconfig))))
-        settings = Settings(kubeconfig=str(kubeconfig), timeout=60.0)
+        settings = Settings.of(kubeconfig=str(kubeconfig), timeout=60.0)
         try:
             first = Report(run_pass(settings, client))
             change(cluster)

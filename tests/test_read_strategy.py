@@ -8,6 +8,7 @@ from functools import partial
 import pytest
 
 from reconcile.kube.page_size import GROWN_PAGE_SIZE
+from reconcile.model.choices import Fetch
 from reconcile.policy.reads import (
     Choice,
     Costs,
@@ -66,10 +67,10 @@ def test_list_or_get_table(read: Read, wanted: int, total: int | None, way: Way)
 
 
 def test_the_fetch_setting_forces_the_way_for_sources_only() -> None:
-    assert choose(Read.SOURCE_METADATA, 1000, 1000, mode="get", costs=COSTS).way is GET
-    assert choose(Read.SOURCE_CONTENT, 1, 10_000, mode="list", costs=COSTS).way is LIST
-    assert choose(Read.WORKLOADS, 1, 10_000, mode="list", costs=COSTS).way is GET
-    assert choose(Read.SOURCE_METADATA, 1, 1, mode="list", costs=COSTS).why == "fetch: list"
+    assert choose(Read.SOURCE_METADATA, 1000, 1000, mode=Fetch.GET, costs=COSTS).way is GET
+    assert choose(Read.SOURCE_CONTENT, 1, 10_000, mode=Fetch.LIST, costs=COSTS).way is LIST
+    assert choose(Read.WORKLOADS, 1, 10_000, mode=Fetch.LIST, costs=COSTS).way is GET
+    assert choose(Read.SOURCE_METADATA, 1, 1, mode=Fetch.LIST, costs=COSTS).why == "fetch: list"
 
 
 def test_cluster_wide_source_lists() -> None:

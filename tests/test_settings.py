@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reconcile.config.settings import Settings, Shard, load_settings
+from reconcile.config.settings import load_settings
 from reconcile.errors import ConfigError
 from reconcile.model.kinds import BUILTIN_KINDS, CRONJOB, DEPLOYMENT, Kind
 from reconcile.model.windows import ALWAYS_OPEN, RestartWindows, Window, parse_windows
+from reconcile.settings.table import ATTRIBUTES, Settings
+from reconcile.settings.values import Shard
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,9 +89,9 @@ def test_every_setting_is_documented_in_configuration_md() -> None:
     schema = yaml.safe_load((ROOT / "config/schema.json").read_text())
     for key in schema["properties"]:
         assert f"`{key}`" in doc, key
-    for f in dataclasses.fields(Settings):
-        if f.name not in ("shard", "kinds"):
-            assert f"KUBE_REHASH_{f.name.upper()}" in doc, f.name
+    for row in ATTRIBUTES:
+        if row.name not in ("shard", "kinds"):
+            assert f"KUBE_REHASH_{row.name.upper()}" in doc, row.name
 
 
 # --- the config file ------------------------------------------------------------------------------------
@@ -136,7 +138,7 @@ pushgateway: http://pushgateway.monitoring:9091
 """,
     )
 
-    assert settings == Settings(
+    assert settings == Settings.of(
         prefix="rehash.example.com",
         namespaces=("team-a", "team-b"),
         exclude_namespaces=("kube-system",),
@@ -179,7 +181,7 @@ pushgateway: http://pushgateway.monitoring:9091
         verbosity=2,
         pushgateway="http://pushgateway.monitoring:9091",
     )
-    assert isinstance(settings.timeout, float)
+    assert isinstance(settings.limits.timeout, float)
 
 
 def test_an_empty_config_file_gives_the_defaults(tmp_path: Path) -> None:
@@ -189,14 +191,16 @@ def test_an_empty_config_file_gives_the_defaults(tmp_path: Path) -> None:
 def test_the_config_file_comes_from_kube_rehash_config_without_the_flag(tmp_path: Path) -> None:
     path = _config(tmp_path, "maxRollouts: 4\n")
 
-    assert load_settings(config_file=None, env={"KUBE_REHASH_CONFIG": path}, flags={}).max_rollouts == 4
+    assert (
+        load_settings(config_file=None, env={"KUBE_REHASH_CONFIG": path}, flags={}).policy.max_rollouts == 4
+    )
 
 
 def test_the_config_flag_wins_over_kube_rehash_config(tmp_path: Path) -> None:
     path = _config(tmp_path, "maxRollouts: 4\n")
     env = {"KUBE_REHASH_CONFIG": str(tmp_path / "missing.yaml")}
 
-    assert load_settings(config_file=path, env=env, flags={}).max_rollouts == 4
+    assert load_settings(config_file=path, env=env, flags={}).policy.max_rollouts == 4
 
 
 @pytest.mark.parametrize(
@@ -336,7 +340,7 @@ def test_environment_variables_set_every_field(tmp_path: Path) -> None:
         "KUBECONFIG": "/not/read/here",
     }
 
-    assert _load(tmp_path, env=env) == Settings(
+    assert _load(tmp_path, env=env) == Settings.of(
         prefix="rehash.example.com",
         namespaces=("team-a", "team-b"),
         exclude_namespaces=("kube-system",),
@@ -383,7 +387,7 @@ def test_flags_set_the_fields_argparse_produces(tmp_path: Path) -> None:
         "fail_on_stalled": True,
     }
 
-    assert _load(tmp_path, flags=flags) == Settings(
+    assert _load(tmp_path, flags=flags) == Settings.of(
         namespaces=("team-a",),
         max_rollouts=0,
         shard=Shard(0, 2),
@@ -411,21 +415,23 @@ def test_precedence_is_flags_over_environment_over_file_over_defaults(tmp_path: 
 
     settings = _load(tmp_path, text, env, flags)
 
-    assert settings.max_rollouts == 3  # flag over env and file
-    assert settings.namespaces == ("from-flag",)  # flag over env and file
-    assert settings.timeout == 200.0  # env over file
-    assert settings.qps == 5.0  # file over default
-    assert settings.concurrency == 4  # default
+    assert settings.policy.max_rollouts == 3  # flag over env and file
+    assert settings.scope.namespaces == ("from-flag",)  # flag over env and file
+    assert settings.limits.timeout == 200.0  # env over file
+    assert settings.limits.qps == 5.0  # file over default
+    assert settings.limits.concurrency == 4  # default
 
 
 def test_empty_environment_values_and_none_flags_count_as_unset(tmp_path: Path) -> None:
     settings = _load(tmp_path, "maxRollouts: 1\n", {"KUBE_REHASH_MAX_ROLLOUTS": ""}, {"max_rollouts": None})
 
-    assert settings.max_rollouts == 1
+    assert settings.policy.max_rollouts == 1
 
 
 def test_null_in_the_environment_resets_a_nullable_setting(tmp_path: Path) -> None:
-    assert _load(tmp_path, "maxRollouts: 1\n", {"KUBE_REHASH_MAX_ROLLOUTS": "null"}).max_rollouts is None
+    assert (
+        _load(tmp_path, "maxRollouts: 1\n", {"KUBE_REHASH_MAX_ROLLOUTS": "null"}).policy.max_rollouts is None
+    )
 
 
 def test_unrelated_kube_rehash_variables_such_as_service_links_are_ignored(tmp_path: Path) -> None:
@@ -510,7 +516,7 @@ def test_an_unknown_flag_key_is_a_programming_error(tmp_path: Path) -> None:
 
 
 def test_all_builtin_kinds_are_enabled_by_default() -> None:
-    assert Settings().kinds == BUILTIN_KINDS
+    assert Settings().scope.kinds == BUILTIN_KINDS
 
 
 def test_custom_kinds_are_added_to_the_builtin_kinds_the_environment_selects(tmp_path: Path) -> None:
@@ -518,7 +524,7 @@ def test_custom_kinds_are_added_to_the_builtin_kinds_the_environment_selects(tmp
 
     settings = _load(tmp_path, text, {"KUBE_REHASH_KINDS": "CronJob"})
 
-    assert [k.kind for k in settings.kinds] == ["CronJob", "Db"]
+    assert [k.kind for k in settings.scope.kinds] == ["CronJob", "Db"]
 
 
 def test_two_custom_kinds_for_the_same_resource_are_rejected(tmp_path: Path) -> None:
@@ -533,24 +539,24 @@ def test_two_custom_kinds_for_the_same_resource_are_rejected(tmp_path: Path) -> 
 
 
 def test_shards_in_the_file_take_the_index_from_job_completion_index(tmp_path: Path) -> None:
-    assert _load(tmp_path, "shards: 4\n", {"JOB_COMPLETION_INDEX": "3"}).shard == Shard(3, 4)
+    assert _load(tmp_path, "shards: 4\n", {"JOB_COMPLETION_INDEX": "3"}).scope.shard == Shard(3, 4)
 
 
 def test_kube_rehash_shards_overrides_the_file(tmp_path: Path) -> None:
     env = {"KUBE_REHASH_SHARDS": "8", "JOB_COMPLETION_INDEX": "7"}
 
-    assert _load(tmp_path, "shards: 4\n", env).shard == Shard(7, 8)
+    assert _load(tmp_path, "shards: 4\n", env).scope.shard == Shard(7, 8)
 
 
 def test_an_explicit_shard_wins_over_shards_and_job_completion_index(tmp_path: Path) -> None:
     env = {"JOB_COMPLETION_INDEX": "3", "KUBE_REHASH_SHARD": "1/2"}
 
-    assert _load(tmp_path, "shards: 4\n", env).shard == Shard(1, 2)
-    assert _load(tmp_path, "shards: 4\n", env, {"shard": "0/5"}).shard == Shard(0, 5)
+    assert _load(tmp_path, "shards: 4\n", env).scope.shard == Shard(1, 2)
+    assert _load(tmp_path, "shards: 4\n", env, {"shard": "0/5"}).scope.shard == Shard(0, 5)
 
 
 def test_one_shard_means_no_sharding(tmp_path: Path) -> None:
-    assert _load(tmp_path, "shards: 1\n", {"JOB_COMPLETION_INDEX": "0"}).shard is None
+    assert _load(tmp_path, "shards: 1\n", {"JOB_COMPLETION_INDEX": "0"}).scope.shard is None
 
 
 def test_shards_without_a_completion_index_is_an_error(tmp_path: Path) -> None:
@@ -616,7 +622,7 @@ def test_a_directory_as_hash_key_file_is_an_error(tmp_path: Path) -> None:
 )
 def test_settings_reject_impossible_values_when_built_directly(change: dict[str, object]) -> None:
     with pytest.raises(ValueError):
-        Settings(**change)  # type: ignore[arg-type]
+        Settings.of(**change)  # type: ignore[arg-type]
 
 
 def test_settings_are_frozen() -> None:
@@ -630,50 +636,52 @@ def test_settings_are_frozen() -> None:
 def test_restart_window_rollout_deadline_and_fail_on_stalled_defaults() -> None:
     settings = Settings()
 
-    assert settings.restart_window == ""
-    assert settings.restart_windows == ALWAYS_OPEN
-    assert settings.rollout_deadline == timedelta(minutes=10)
-    assert settings.fail_on_stalled is False
+    assert settings.policy.restart_window == ""
+    assert settings.policy.restart_windows == ALWAYS_OPEN
+    assert settings.policy.rollout_deadline == timedelta(minutes=10)
+    assert settings.policy.fail_on_stalled is False
 
 
 def test_the_restart_window_is_parsed_once_per_settings(tmp_path: Path) -> None:
     settings = _load(tmp_path, "restartWindow: 'Sat,Sun 02:00-05:00 Europe/Berlin'\n")
 
-    assert settings.restart_windows == RestartWindows(
+    assert settings.policy.restart_windows == RestartWindows(
         (Window(frozenset({5, 6}), time(2), time(5), "Europe/Berlin"),)
     )
-    assert settings.restart_windows is settings.restart_windows
+    assert settings.policy.restart_windows is settings.policy.restart_windows
     assert settings == dataclasses.replace(settings)  # the parsed value is not part of equality
 
 
 def test_an_empty_restart_window_in_the_environment_counts_as_unset(tmp_path: Path) -> None:
     settings = _load(tmp_path, "restartWindow: Mon 09:00-10:00\n", {"KUBE_REHASH_RESTART_WINDOW": ""})
 
-    assert settings.restart_windows == parse_windows("Mon 09:00-10:00")
+    assert settings.policy.restart_windows == parse_windows("Mon 09:00-10:00")
 
 
 def test_an_empty_restart_window_in_the_file_is_always_open(tmp_path: Path) -> None:
-    assert _load(tmp_path, 'restartWindow: ""\n').restart_windows == ALWAYS_OPEN
+    assert _load(tmp_path, 'restartWindow: ""\n').policy.restart_windows == ALWAYS_OPEN
 
 
 def test_a_rollout_deadline_built_directly_is_a_timedelta() -> None:
-    assert Settings(rollout_deadline=timedelta(seconds=30)).rollout_deadline == timedelta(seconds=30)
+    assert Settings.of(rollout_deadline=timedelta(seconds=30)).policy.rollout_deadline == timedelta(
+        seconds=30
+    )
 
 
 @pytest.mark.parametrize(("text", "expected"), [("true", True), ("false", False), (" true ", True)])
 def test_a_boolean_in_the_environment_is_exactly_true_or_false(
     tmp_path: Path, text: str, expected: bool
 ) -> None:
-    assert _load(tmp_path, env={"KUBE_REHASH_EVENTS": text}).events is expected
+    assert _load(tmp_path, env={"KUBE_REHASH_EVENTS": text}).output.events is expected
 
 
 @pytest.mark.parametrize("value", ["yes", "on", "True", "1"])
 def test_a_boolean_in_the_config_file_is_true_or_false_nothing_else(tmp_path: Path, value: str) -> None:
     with pytest.raises(ConfigError, match="failOnStalled"):
         _load(tmp_path, f"failOnStalled: {value}\n")
-    assert _load(tmp_path, "failOnStalled: true\n").fail_on_stalled is True
-    assert _load(tmp_path, "failOnStalled: false\n").fail_on_stalled is False
+    assert _load(tmp_path, "failOnStalled: true\n").policy.fail_on_stalled is True
+    assert _load(tmp_path, "failOnStalled: false\n").policy.fail_on_stalled is False
 
 
 def test_yes_and_on_are_strings_in_the_config_file_not_booleans(tmp_path: Path) -> None:
-    assert _load(tmp_path, "namespaces: [on, yes]\n").namespaces == ("on", "yes")
+    assert _load(tmp_path, "namespaces: [on, yes]\n").scope.namespaces == ("on", "yes")

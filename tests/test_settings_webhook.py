@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from reconcile.config.settings import Settings, load_settings
+from reconcile.config.settings import load_settings
 from reconcile.errors import ConfigError
+from reconcile.settings.table import Settings
 
 
 def _load(tmp_path: Path, text: str | None = None, env: dict[str, str] | None = None) -> Settings:
@@ -22,8 +23,12 @@ def _load(tmp_path: Path, text: str | None = None, env: dict[str, str] | None = 
 
 def test_no_webhook_by_default() -> None:
     settings = Settings()
-    assert settings.webhook_secret is None
-    assert (settings.webhook_key, settings.webhook_timeout, settings.webhook_cluster) == ("url", 10.0, None)
+    assert settings.notify.webhook_secret is None
+    assert (
+        settings.notify.webhook_key,
+        settings.notify.webhook_timeout,
+        settings.notify.webhook_cluster,
+    ) == ("url", 10.0, None)
 
 
 def test_the_config_file_sets_every_webhook_key(tmp_path: Path) -> None:
@@ -31,13 +36,13 @@ def test_the_config_file_sets_every_webhook_key(tmp_path: Path) -> None:
         "notify:\n  webhook: {secret: kube-rehash/hook, key: slack.url, timeout: 1m30s, cluster: prod-eu}\n"
     )
     settings = _load(tmp_path, text)
-    assert (settings.webhook_secret, settings.webhook_key) == ("kube-rehash/hook", "slack.url")
-    assert (settings.webhook_timeout, settings.webhook_cluster) == (90.0, "prod-eu")
+    assert (settings.notify.webhook_secret, settings.notify.webhook_key) == ("kube-rehash/hook", "slack.url")
+    assert (settings.notify.webhook_timeout, settings.notify.webhook_cluster) == (90.0, "prod-eu")
 
 
 def test_a_webhook_with_only_its_secret_takes_the_defaults(tmp_path: Path) -> None:
     settings = _load(tmp_path, "notify: {webhook: {secret: ops/hook}}\n")
-    assert settings == Settings(webhook_secret="ops/hook")
+    assert settings == Settings.of(webhook_secret="ops/hook")
 
 
 @pytest.mark.parametrize("text", ["notify: {}\n", "notify: {webhook: null}\n"])
@@ -46,7 +51,7 @@ def test_an_empty_notify_or_a_null_webhook_is_no_webhook(tmp_path: Path, text: s
 
 
 def test_a_timeout_may_be_seconds(tmp_path: Path) -> None:
-    assert _load(tmp_path, "notify: {webhook: {secret: a/b, timeout: 2.5}}\n").webhook_timeout == 2.5
+    assert _load(tmp_path, "notify: {webhook: {secret: a/b, timeout: 2.5}}\n").notify.webhook_timeout == 2.5
 
 
 def test_the_environment_sets_the_webhook(tmp_path: Path) -> None:
@@ -56,7 +61,7 @@ def test_the_environment_sets_the_webhook(tmp_path: Path) -> None:
         "KUBE_REHASH_WEBHOOK_TIMEOUT": "3",
         "KUBE_REHASH_WEBHOOK_CLUSTER": "staging",
     }
-    assert _load(tmp_path, env=env) == Settings(
+    assert _load(tmp_path, env=env) == Settings.of(
         webhook_secret="ops/hook", webhook_key="teams", webhook_timeout=3.0, webhook_cluster="staging"
     )
 

@@ -23,8 +23,7 @@ from reconcile import __version__
 from reconcile.cli.allocator import tune_allocator
 from reconcile.cli.collector import tune_collector
 from reconcile.cli.connect import connect, read_hash_key
-from reconcile.config.fields import FLAGS, Commands
-from reconcile.config.settings import CONFIG_ENV, Settings, check_pass_scope, load_settings
+from reconcile.config.settings import CONFIG_ENV, check_pass_scope, load_settings
 from reconcile.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -34,9 +33,12 @@ from reconcile.errors import (
     NoContact,
     RehashError,
 )
+from reconcile.model.choices import DryRun, Format
 from reconcile.output.logs import setup_logging
 from reconcile.output.report import Report
 from reconcile.pipeline.budget import Budget
+from reconcile.settings.rows import Commands
+from reconcile.settings.table import FLAGS, Settings
 
 log = logging.getLogger("kube-rehash")
 
@@ -50,7 +52,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def _add_setting_flags(p: argparse.ArgumentParser, commands: Commands) -> None:
-    """The settings table's flags (reconcile/config/fields.py) that these commands take, in --help order."""
+    """The settings table's flags (reconcile/settings/) that these commands take, in --help order."""
     for row in FLAGS:
         flag = row.flag
         if flag is None or flag.commands != commands:
@@ -133,7 +135,7 @@ def load(args: argparse.Namespace, **forced: object) -> Settings:
 def main(argv: Sequence[str] | None = None) -> int:
     tune_allocator()  # before any thread starts (reconcile/cli/allocator.py)
     args = build_parser(program_name(sys.argv[0])).parse_args(argv)
-    setup_logging(getattr(args, "log_format", "text"), getattr(args, "verbosity", 0))
+    setup_logging(Format(getattr(args, "log_format", "text")), getattr(args, "verbosity", 0))
     tune_collector()  # once the modules are imported (reconcile/cli/collector.py)
     try:
         return dispatch(args)
@@ -168,10 +170,10 @@ def dispatch(args: argparse.Namespace) -> int:
         )
     if command == "explain":
         return cmd_explain(args)
-    forced: dict[str, object] = {"dry_run": "client"} if command == "plan" else {}
+    forced: dict[str, object] = {"dry_run": DryRun.CLIENT} if command == "plan" else {}
     settings = load(args, **forced)
     check_pass_scope(settings)
-    setup_logging(settings.log_format, settings.verbosity)
+    setup_logging(settings.output.log_format, settings.output.verbosity)
     return cmd_run(settings, detailed=getattr(args, "detailed_exitcode", False))
 
 
@@ -189,7 +191,7 @@ def install_stop_handler(stop: threading.Event) -> threading.Event:
 
 def progress_printer(settings: Settings) -> Callable[[int, int], None] | None:
     """A progress line on an interactive stderr for big passes; never in a CronJob."""
-    if not sys.stderr.isatty() or (settings.output == "json" and not sys.stdout.isatty()):
+    if not sys.stderr.isatty() or (settings.output.output is Format.JSON and not sys.stdout.isatty()):
         return None
 
     def show(done: int, total: int) -> None:
@@ -204,17 +206,17 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
     from reconcile.pipeline.run import run_pass
 
     hash_key = read_hash_key(settings)
-    budget = Budget(settings.timeout)
+    budget = Budget(settings.limits.timeout)
     client = connect(settings, budget)
     install_stop_handler(budget.stop)
     try:
-        hash_key = read_hash_key(settings, client) if settings.hash_key_secret else hash_key
+        hash_key = read_hash_key(settings, client) if settings.reading.hash_key_secret else hash_key
         report = Report(
             run_pass(settings, client, budget=budget, hash_key=hash_key, progress=progress_printer(settings))
         )
     finally:
         client.close()
-    if settings.output == "json":
+    if settings.output.output is Format.JSON:
 
         def write_report(out: TextIO) -> None:
             report.write_json(out)
@@ -223,18 +225,18 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
         write_stdout(write_report)
     else:
         write_stdout(lambda out: out.write(report.render_text() + "\n"))
-    if settings.pushgateway:
+    if settings.output.pushgateway:
         push(settings, report)
     if report.budget_exhausted and not report.interrupted and report.decided == 0:
         log.error(
             "the time budget (timeout %gs) ran out before any workload was decided: raise timeout or qps, "
             "or split the work with --shard",
-            settings.timeout,
+            settings.limits.timeout,
         )
         return EXIT_FAILED
     if report.failed or report.interrupted:
         return EXIT_FAILED
-    if settings.fail_on_stalled and report.stalled:
+    if settings.policy.fail_on_stalled and report.stalled:
         log.error("a rollout kube-rehash started is stalled (--fail-on-stalled)")
         return EXIT_FAILED
     if detailed and report.pending_rollouts:
@@ -269,13 +271,13 @@ def requests_by_code(api: dict[str, Any]) -> dict[tuple[str, int], int]:
 def push(settings: Settings, report: Report) -> None:
     from reconcile.output.metrics import push_metrics
 
-    assert settings.pushgateway is not None
+    assert settings.output.pushgateway is not None
     summary = report.summary()
     try:
         push_metrics(
-            settings.pushgateway,
+            settings.output.pushgateway,
             job="kube-rehash",
-            grouping={"shard": f"{settings.shard.index}" if settings.shard else "all"},
+            grouping={"shard": f"{settings.scope.shard.index}" if settings.scope.shard else "all"},
             summary=summary,
             api_requests=requests_by_code(report.api),
             configs_fetched=report.contents_fetched,
@@ -283,7 +285,7 @@ def push(settings: Settings, report: Report) -> None:
             success=not report.failed and not report.interrupted,
             deferred=report.deferred_by_reason(),
             notifications_undelivered=count_undelivered(report),
-            rolled=rolled_workloads(report) if settings.metrics_per_workload else None,
+            rolled=rolled_workloads(report) if settings.output.metrics_per_workload else None,
         )
     except RehashError as exc:
         log.warning("pushing metrics failed: %s", exc)
@@ -316,12 +318,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     kind_name, _, name = args.target.partition("/")
     if not name:
         raise ConfigError(f"explain: {args.target!r} is not KIND/NAME (e.g. deployment/web)")
-    settings = load(args, dry_run="client")
-    namespaces = settings.namespaces or ("default",)
+    settings = load(args, dry_run=DryRun.CLIENT)
+    namespaces = settings.scope.namespaces or ("default",)
     if len(namespaces) != 1:
         raise ConfigError("explain: give exactly one -n NAMESPACE")
     try:
-        kind = find_kind(kind_name, settings.kinds)
+        kind = find_kind(kind_name, settings.scope.kinds)
     except KeyError as exc:
         raise ConfigError(f"explain: {exc.args[0]}") from None
     client = connect(settings)
@@ -331,7 +333,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         )
     finally:
         client.close()
-    if settings.output == "json":
+    if settings.output.output is Format.JSON:
         write_stdout(lambda out: out.write(json.dumps(explanation.to_json(), indent=2) + "\n"))
     else:
         write_stdout(lambda out: out.write(explanation.render_text() + "\n"))

@@ -12,10 +12,10 @@ import logging
 import time
 from pathlib import Path
 
-from reconcile.config.settings import Settings
 from reconcile.errors import ConfigError, PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.pipeline.budget import Budget
+from reconcile.settings.table import Settings
 
 log = logging.getLogger("kube-rehash")
 
@@ -27,20 +27,20 @@ def connect(settings: Settings, budget: Budget | None = None) -> KubeClient:
     With a `budget`, every request asks it first (the pass's one time budget)."""
     from reconcile.kube.auth import AuthOptions, load_credentials
     from reconcile.kube.client import ClientOptions
-    from reconcile.kube.page_size import GROWN_PAGE_SIZE
+    from reconcile.kube.page_size import GROWN_PAGE_SIZE, first_page_size
 
-    credentials = load_credentials(AuthOptions(settings.kubeconfig, settings.context))
+    credentials = load_credentials(AuthOptions(settings.connection.kubeconfig, settings.connection.context))
     options = ClientOptions(
-        request_timeout=settings.request_timeout,
-        page_size=settings.list_page_size,
-        grown_page_size=GROWN_PAGE_SIZE if settings.page_size is None else None,
-        qps=settings.qps,
-        pool_size=max(4, settings.concurrency * 2),
+        request_timeout=settings.limits.request_timeout,
+        page_size=first_page_size(settings.reading.page_size),
+        grown_page_size=GROWN_PAGE_SIZE if settings.reading.page_size is None else None,
+        qps=settings.limits.qps,
+        pool_size=max(4, settings.limits.concurrency * 2),
     )
     client = KubeClient(
         credentials,
         options,
-        stop_at=None if budget is not None else time.monotonic() + settings.timeout,
+        stop_at=None if budget is not None else time.monotonic() + settings.limits.timeout,
         gate=budget.admit if budget is not None else None,
     )
     log.debug("API server %s, credentials from %s", client.server, credentials.source)
@@ -54,15 +54,17 @@ HASH_KEY_DATA = "key"
 def read_hash_key(settings: Settings, client: KubeClient | None = None) -> bytes | None:
     """The pass's hash key: from `hashKeyFile`, or from `hashKeySecret` with one GET through `client`
     (the caller's own access). Errors name the file or Secret, never the key."""
-    if settings.hash_key_secret is not None and client is not None:
-        return read_key_secret(settings.hash_key_secret, client)
-    if settings.hash_key_file is None:
+    if settings.reading.hash_key_secret is not None and client is not None:
+        return read_key_secret(settings.reading.hash_key_secret, client)
+    if settings.reading.hash_key_file is None:
         return None
     try:
-        key = Path(settings.hash_key_file).read_bytes().strip()
+        key = Path(settings.reading.hash_key_file).read_bytes().strip()
     except OSError as exc:
-        raise ConfigError(f"hashKeyFile {settings.hash_key_file}: cannot read it ({exc.strerror})") from None
-    return checked_key(key, f"hashKeyFile {settings.hash_key_file}")
+        raise ConfigError(
+            f"hashKeyFile {settings.reading.hash_key_file}: cannot read it ({exc.strerror})"
+        ) from None
+    return checked_key(key, f"hashKeyFile {settings.reading.hash_key_file}")
 
 
 def read_key_secret(ref: str, client: KubeClient) -> bytes:

@@ -16,8 +16,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reconcile.config.settings import Settings
 from reconcile.errors import EXIT_FAILED, EXIT_OK, ConfigError
+from reconcile.settings.table import Settings
 
 if TYPE_CHECKING:
     from rehash_simulator import Simulator
@@ -165,7 +165,7 @@ def run_demo(*, quiet: bool = False) -> int:
     with tempfile.TemporaryDirectory(prefix="kube-rehash-demo-") as tmp, simulator().start() as sim:
         kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
         seed_demo(sim)
-        settings = Settings(kubeconfig=str(kubeconfig), timeout=60.0)
+        settings = Settings.of(kubeconfig=str(kubeconfig), timeout=60.0)
         say(f"Started the embedded API simulator at {sim.url} with a small app in namespace '{NS}':")
         print("   Deployment web (two keys of ConfigMap app-config as env vars, ConfigMap nginx as a file),")
         print("   StatefulSet db (key 'password' of Secret db-credentials), CronJob nightly-report")

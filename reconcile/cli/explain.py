@@ -10,11 +10,10 @@ status, the decision with its reason, and the reads it took.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reconcile.config.settings import Settings
 from reconcile.kube.client import KubeClient
 from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings, Reference, source_ignored
@@ -30,6 +29,7 @@ from reconcile.policy.classify import references_of
 from reconcile.policy.decision import Action, Decision, window_problem, windows_of
 from reconcile.policy.rules import Rules
 from reconcile.policy.triage import plan_batches
+from reconcile.settings.table import Settings
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ def explain_workload(
 ) -> Explanation:
     """Read and decide one workload through the pass's own planner entry point; write nothing."""
     rules = rules_for(settings, hash_key, datetime.now(UTC))
-    with ThreadPoolExecutor(max_workers=settings.concurrency) as executor:
+    with ThreadPoolExecutor(max_workers=settings.limits.concurrency) as executor:
         stage = open_stage(settings, client, executor, rules)
         target = read_workload(stage, kind, namespace, name)
         if not target.discovery.wants_row:
@@ -145,8 +145,8 @@ def explain_workload(
         planned, known = plan_workload(stage, target, rules)
         decision, sources = planned.decision, known.sources
         decision = hold_for_waves(settings, stage, rules, target, decision)
-        window = describe_window(target, rules.windows, rules.now)
-        rollout = describe_rollout(target, rules.now, settings.rollout_deadline)
+        window = describe_window(target, rules.policy.restart_windows, rules.now)
+        rollout = describe_rollout(target, rules.now, settings.policy.rollout_deadline)
         states = tuple(
             SourceState(
                 r.label(),
@@ -167,7 +167,7 @@ def hold_for_waves(
     answer."""
     if decision.action is not Action.ROLLOUT or not target.kind.rolls_pods:
         return decision
-    scoped = replace(settings, namespaces=(target.namespace,), shard=None)
+    scoped = settings.replaced(namespaces=(target.namespace,), shard=None)
     listing = list_targets(scoped, stage.client, rules.discovery, key_fingerprint=rules.fingerprint)
     if not any(w.wave < target.wave and w.uid != target.uid for w in listing.workloads):
         return decision

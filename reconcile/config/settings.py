@@ -7,7 +7,7 @@ environment variable or the flag), so the Job's log says exactly what to fix. Th
 only ever sees a `Settings`, never the raw sources.
 
 Precedence: flags > environment (`KUBE_REHASH_*`) > config file > defaults (docs/configuration.md). What
-each setting is, its default, key, variable, flag and rules: the table in reconcile/config/fields.py.
+each setting is, its default, key, variable, flag and rules: the table in reconcile/settings/.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
-from reconcile.config.fields import ATTRIBUTES, BY_NAME, ENV_PREFIX, TABLE, Settings
-from reconcile.config.values import Shard, integer, parse_shard
 from reconcile.errors import ConfigError
 from reconcile.model.kinds import BUILTIN_KINDS, Kind
+from reconcile.settings.rows import ENV_PREFIX
+from reconcile.settings.table import ATTRIBUTES, BY_NAME, TABLE, Settings
+from reconcile.settings.values import Shard, integer, parse_shard
 
 if TYPE_CHECKING:
     import jsonschema
@@ -302,7 +303,7 @@ def load_settings(
 
     shard, _ = _resolve_shard(path, document, env, flags)
     try:
-        return Settings(**values, shard=shard)  # type: ignore[arg-type]
+        return Settings.of(**values, shard=shard)
     except ValueError as exc:  # every value was checked above; kept as a safety net
         raise ConfigError(_one_line(str(exc))) from exc
 
@@ -311,11 +312,11 @@ def check_pass_scope(settings: Settings) -> None:
     """Refuse a pass whose settings cannot be honoured together (explain reads one workload by name, so
     it is not asked). `namespaceSelector` lists the cluster's namespaces: a namespaced install (its
     namespaces given with `namespaces` or -n, a Role in each) may not, and its scope is already a list."""
-    if settings.namespace_selector and settings.namespaces:
+    if settings.scope.namespace_selector and settings.scope.namespaces:
         raise ConfigError(
             "namespaceSelector (--namespace-selector): a cluster-scope setting (it lists namespaces), "
-            f"refused in a namespaced pass (namespaces / -n: {', '.join(settings.namespaces)}); give one "
-            "or the other, and leave namespaces out with excludeNamespaces"
+            f"refused in a namespaced pass (namespaces / -n: {', '.join(settings.scope.namespaces)}); give "
+            "one or the other, and leave namespaces out with excludeNamespaces"
         )
 
 

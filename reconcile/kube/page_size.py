@@ -76,3 +76,9 @@ class PageLimits:
                 fits = min(fits, KEPT_BYTES * objects // kept)
             self.limit = min(self._most, max(self._base, fits // self._base * self._base))
         return self.limit / before
+
+
+def first_page_size(page_size: int | None) -> int:
+    """Objects a list page asks for: the `pageSize` setting, or where unset the first page of a growing
+    list (`PAGE_SIZE`)."""
+    return page_size if page_size is not None else PAGE_SIZE

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache, cached_property
 
+from reconcile.model.choices import OnChange, Restart
 from reconcile.values import value
 
 
@@ -68,10 +69,10 @@ def annotation_keys(prefix: str) -> Annotations:
     return Annotations(prefix)
 
 
-ON_CHANGE = ("rollout", "notify")
+ON_CHANGE = tuple(c.value for c in OnChange)
 """What a content change does: restart the pods, or record the hash and tell (Event, webhook)."""
 
-RESTART = ("patch", "evict")
+RESTART = tuple(r.value for r in Restart)
 """How a rollout restarts pods: patch the pod template, or evict the pods that started before the change."""
 
 

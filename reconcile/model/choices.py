@@ -1,6 +1,6 @@
 """The choices of the settings that pick a behaviour, as enums: compared by identity, never as strings.
 
-The settings table (reconcile/config/fields.py) parses each from its text; the pass reads them as these.
+The settings table (reconcile/settings/) parses each from its text; the pass reads them as these.
 """
 
 from __future__ import annotations

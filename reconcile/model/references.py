@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from sys import intern
 from typing import Any, Literal
 
+from reconcile.model.choices import Restart
 from reconcile.model.selectors import SelectorError, parse_selector
 from reconcile.values import value
 
@@ -103,7 +104,7 @@ class DiscoverySettings:
     """Prefix of the tool's own annotation keys."""
     compat: frozenset[str] = frozenset()
     """Peer annotation sets honoured in addition to the own ones: a subset of COMPAT_RULES."""
-    restart: str = "patch"
+    restart: Restart = Restart.PATCH
     """The config's `restart`: the strategy of a workload without the `restart` annotation (list facts)."""
 
     def __post_init__(self) -> None:

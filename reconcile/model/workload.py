@@ -20,6 +20,7 @@ from typing import Any
 
 from reconcile.model.annotations import ON_CHANGE, RESTART, Annotations, WindowSetting, annotation_keys
 from reconcile.model.bookkeeping import Bookkeeping, SpecFacts, read_bookkeeping
+from reconcile.model.choices import OnChange, Restart
 from reconcile.model.freshness import Lineage, lineage_of
 from reconcile.model.kinds import Kind
 from reconcile.model.pointer import resolve
@@ -61,14 +62,14 @@ class Listed:
     restart_window: WindowSetting | None = None
     min_interval: timedelta | None = None
     run_on_change: bool = False
-    on_change: str | None = None
+    on_change: OnChange | None = None
     """The workload's `on-change` annotation (`rollout` or `notify`); None: the config's `onChange`."""
     problems: tuple[str, ...] = ()
     """Malformed annotations (a min-interval, a wave, a restart strategy …): the workload is `skipped`,
     naming them, every pass, with nothing written."""
     wave: int = 0
     """The `wave` annotation: among workloads due for one changed source, lower waves roll first."""
-    restart: str = "patch"
+    restart: Restart = Restart.PATCH
     """How a rollout restarts its pods: its `restart` annotation, else the config's `restart`: `patch`
     the pod template, or `evict` the pods that started before the change."""
 
@@ -172,7 +173,7 @@ class Target:
         return self.listed.run_on_change
 
     @property
-    def on_change(self) -> str | None:
+    def on_change(self) -> OnChange | None:
         return self.listed.on_change
 
     @property
@@ -180,7 +181,7 @@ class Target:
         return self.listed.wave
 
     @property
-    def restart(self) -> str:
+    def restart(self) -> Restart:
         return self.listed.restart
 
 
@@ -274,7 +275,7 @@ def listed_view(
         restart_window=WindowSetting(keys.restart_window, str(window)) if window is not None else None,
         min_interval=min_interval,
         run_on_change=run_on_change == "true",
-        on_change=on_change,
+        on_change=OnChange(on_change) if on_change is not None else None,
         problems=tuple(problems),
         wave=wave,
         restart=restart,
@@ -298,7 +299,7 @@ def honoured_annotations(
 
 def restart_settings(
     annotations: Mapping[str, Any], keys: Annotations
-) -> tuple[int, str | None, tuple[str, ...]]:
+) -> tuple[int, Restart | None, tuple[str, ...]]:
     """(wave, restart strategy, malformed values) from the `wave` and `restart` annotations."""
     malformed: list[str] = []
     wave = 0
@@ -312,7 +313,7 @@ def restart_settings(
     if restart is not None and restart not in RESTART:
         malformed.append(f"{keys.restart}: {str(restart)[:40]!r} is not one of {', '.join(RESTART)}")
         restart = None
-    return wave, (str(restart) if restart is not None else None), tuple(malformed)
+    return wave, (Restart(restart) if restart is not None else None), tuple(malformed)
 
 
 def read_target(

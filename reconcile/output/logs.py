@@ -10,6 +10,8 @@ import logging
 import sys
 from datetime import UTC, datetime
 
+from reconcile.model.choices import Format
+
 LEVELS = {0: logging.WARNING, 1: logging.INFO}
 
 
@@ -26,10 +28,10 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(doc, ensure_ascii=False)
 
 
-def setup_logging(fmt: str = "text", verbosity: int = 0) -> None:
+def setup_logging(fmt: Format = Format.TEXT, verbosity: int = 0) -> None:
     """(Re)configure the root logger; called once from flags and again once settings are loaded."""
     handler = logging.StreamHandler(sys.stderr)
-    if fmt == "json":
+    if fmt is Format.JSON:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(message)s", "%H:%M:%S"))

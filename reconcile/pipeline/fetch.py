@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, TypeVar
 from reconcile.errors import Forbidden, ListOverCap, NotFound, PassCut, RehashError
 from reconcile.kube.client import KubeClient, ListedItems, namespace_exclusions
 from reconcile.kube.pages import object_count
+from reconcile.model.choices import Fetch
 from reconcile.model.freshness import content_changed_at
 from reconcile.model.hashing import source_token
 from reconcile.model.kinds import CONFIGMAPS, SECRETS, Resource
@@ -40,7 +41,6 @@ from reconcile.pipeline.bounded_list import BoundedList, CappedList
 from reconcile.pipeline.stream import NamespaceStream, namespace_of, take_each
 from reconcile.policy.reads import (
     Costs,
-    FetchMode,
     Read,
     choose,
     choose_cluster_sources,
@@ -86,7 +86,7 @@ class SourceReader:
         client: KubeClient,
         executor: Executor,
         *,
-        mode: FetchMode,
+        mode: Fetch,
         settings: DiscoverySettings,
         hash_key: bytes | None,
     ) -> None:
@@ -133,7 +133,7 @@ class SourceReader:
         of the referenced sources `wanted` names per (namespace, kind); keep only those, as the pages stream
         by. A refused or failed list costs nothing but its requests: the namespace surveys then read that
         kind."""
-        if self.mode != "auto":
+        if self.mode is not Fetch.AUTO:
             return
         self._cluster_names = wanted
         self._covered = {}
@@ -164,7 +164,7 @@ class SourceReader:
         each namespace's share of it as the walk reaches that namespace."""
         # Lists of an earlier stretch of the walk are past the namespaces a new stretch starts with.
         self._streams = {}
-        if self.mode != "auto":
+        if self.mode is not Fetch.AUTO:
             return
         counts = {kind: count for kind, count in sorted(wanted.items()) if count > 0}
         # The lists whose own first page tells their size travel together (`ListedItems.start`).
@@ -313,7 +313,7 @@ class SourceReader:
         costs = costs_of(self.client)
         choice = choose(read, wanted, None, costs=costs, mode=self.mode)
         plan = Plan(lists=choice.lists)
-        if choice.lists and self.mode == "auto":  # worth a list by count: the namespace's size decides
+        if choice.lists and self.mode is Fetch.AUTO:  # worth a list by count: the namespace's size decides
             total = self._count(namespace, kind)
             if total is None:
                 plan = Plan(lists=True, blind=wanted)
@@ -411,7 +411,7 @@ class SourceReader:
             names = set(wanted.get(kind, set()))
             # Search mode needs a list; least-privilege `get` mode never lists Secrets, so there it
             # covers ConfigMaps only (documented with the fetch setting).
-            search = kind in search_kinds and not (self.mode == "get" and resource.confidential)
+            search = kind in search_kinds and not (self.mode is Fetch.GET and resource.confidential)
             if kind in search_kinds and not search:
                 result.searched.add(kind)
             if not names and not search:
@@ -448,7 +448,7 @@ class SourceReader:
         with self._lock:
             members = self._selections.get(key)
         if members is None:
-            if self.mode == "get" and RESOURCES[kind].confidential:
+            if self.mode is Fetch.GET and RESOURCES[kind].confidential:
                 failure = RehashError("fetch: get never lists Secrets, so a secret-selector cannot be read")
                 result.broken[SourceKey.selection(kind, selector)] = failure
                 return

@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from reconcile.config.settings import Settings, Shard
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient
 from reconcile.model.kinds import Kind
@@ -44,6 +43,8 @@ from reconcile.policy.outcome import Outcome
 from reconcile.policy.sharding import WorkloadKey, plan_shards
 from reconcile.policy.tally import Tally, tally_of
 from reconcile.policy.triage import Need, Triage, triage_of, triage_one
+from reconcile.settings.table import Settings
+from reconcile.settings.values import Shard
 
 log = logging.getLogger(__name__)
 
@@ -108,10 +109,10 @@ def list_targets(
     """Opted-in workloads of every enabled kind in scope (a shard: its share of them), a failed scope row
     for each list that failed, and the tally of what they need (triaged with `key_fingerprint`)."""
     scope = scope_namespaces(settings)
-    listing = Listing(hold_at_most=settings.stream_above if covers_whole_cluster(settings) else None)
-    if settings.namespace_selector:
+    listing = Listing(hold_at_most=settings.reading.stream_above if covers_whole_cluster(settings) else None)
+    if settings.scope.namespace_selector:
         try:
-            scope = Scope(selected=select_namespaces(client, settings.namespace_selector))
+            scope = Scope(selected=select_namespaces(client, settings.scope.namespace_selector))
         except PassCut as exc:
             why = Deferral.STOPPED if isinstance(exc, Stopped) else Deferral.BUDGET
             listing.failures.append(Outcome.scope_deferred("Namespace", "*", f"{exc}; not listed", why))
@@ -132,11 +133,11 @@ def list_targets(
         )
         take_namespaces(listing, key_fingerprint)
         return listing
-    for kind in settings.kinds:
+    for kind in settings.scope.kinds:
         if list_kind(settings, client, discovery, kind, scope, into=listing, key_fingerprint=key_fingerprint):
             listing.listed_kinds.append(kind)
-    if settings.shard is not None:
-        listing.keep_share(settings.shard)
+    if settings.scope.shard is not None:
+        listing.keep_share(settings.scope.shard)
     return listing
 
 

@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from reconcile import __version__
-from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient
+from reconcile.model.choices import DryRun
 from reconcile.output.notice import Change, PassIdentity, build_document, encode
 from reconcile.output.webhook import Sender, WebhookError, check_url
 from reconcile.pipeline.budget import Budget
 from reconcile.policy.decide import Planned
+from reconcile.settings.table import Settings
 
 log = logging.getLogger(__name__)
 
@@ -75,21 +76,21 @@ class Notifier:
         now: datetime,
         make_sender: MakeSender = default_sender,
     ) -> None:
-        assert settings.webhook_secret is not None
-        self.namespace, _, self.secret = settings.webhook_secret.partition("/")
+        assert settings.notify.webhook_secret is not None
+        self.namespace, _, self.secret = settings.notify.webhook_secret.partition("/")
         self.settings = settings
         self.client = client
         self.budget = budget
         self.make_sender = make_sender
-        shard = str(settings.shard) if settings.shard else None
-        self.identity = PassIdentity(str(uuid.uuid4()), now, shard, settings.webhook_cluster)
+        shard = str(settings.scope.shard) if settings.scope.shard else None
+        self.identity = PassIdentity(str(uuid.uuid4()), now, shard, settings.notify.webhook_cluster)
 
     @classmethod
     def for_pass(
         cls, settings: Settings, client: KubeClient, budget: Budget, *, now: datetime
     ) -> Notifier | None:
         """A notifier when a webhook is configured and the pass writes (no dry run), else None."""
-        if settings.webhook_secret is None or settings.dry_run != "none":
+        if settings.notify.webhook_secret is None or settings.output.dry_run is not DryRun.NONE:
             return None
         return cls(settings, client, budget, now=now)
 
@@ -101,7 +102,7 @@ class Notifier:
             return Delivery(False, cut=Stopped("stopped"))
         try:
             url = self.read_url()
-            sender = self.make_sender(url, self.settings.webhook_timeout, self.budget)
+            sender = self.make_sender(url, self.settings.notify.webhook_timeout, self.budget)
         except PassCut as exc:
             return Delivery(False, cut=exc)
         except RehashError as exc:
@@ -127,16 +128,16 @@ class Notifier:
         except RehashError as exc:
             raise WebhookError(f"reading {where} failed: {exc}") from None
         data = obj.get("data")
-        encoded = data.get(self.settings.webhook_key) if isinstance(data, dict) else None
+        encoded = data.get(self.settings.notify.webhook_key) if isinstance(data, dict) else None
         if not isinstance(encoded, str):
-            raise WebhookError(f"{where} has no key {self.settings.webhook_key!r}")
+            raise WebhookError(f"{where} has no key {self.settings.notify.webhook_key!r}")
         try:
             url = base64.b64decode(encoded, validate=True).decode("utf-8").strip()
         except (binascii.Error, UnicodeDecodeError):
             url = ""
         problem = check_url(url)
         if problem:
-            raise WebhookError(f"the key {self.settings.webhook_key!r} of {where} {problem}")
+            raise WebhookError(f"the key {self.settings.notify.webhook_key!r} of {where} {problem}")
         return url
 
     def failed(self, held: Sequence[Planned], error: str) -> Delivery:

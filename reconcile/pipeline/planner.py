@@ -17,12 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 
-from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.model.bookkeeping import KEY_NAME_BYTES_MAX, KEY_NAMES_MAX, names_unkept
 from reconcile.model.kinds import Kind
-from reconcile.model.references import DiscoverySettings
 from reconcile.model.workload import Listed, Target, read_target
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage
@@ -35,6 +33,7 @@ from reconcile.policy.rules import Rules
 from reconcile.policy.triage import Batch, Need, Triage, triage_of, triage_one
 from reconcile.policy.wants import Input, Wants, merge
 from reconcile.policy.waves import hold_waves
+from reconcile.settings.table import Settings
 
 log = logging.getLogger(__name__)
 
@@ -151,21 +150,8 @@ def read_workload(stage: ReadStage, kind: Kind, namespace: str, name: str) -> Ta
 
 
 def rules_for(settings: Settings, hash_key: bytes | None, now: datetime) -> Rules:
-    """The decision rules of one pass (or one `explain`): settings, hash key and clock."""
-    discovery = DiscoverySettings(
-        prefix=settings.prefix, compat=frozenset(settings.compat), restart=settings.restart
-    )
-    return Rules(
-        discovery,
-        hash_key,
-        now,
-        first_sight_rollout=settings.first_sight == "rollout",
-        notify=settings.on_change == "notify",
-        windows=settings.restart_windows,
-        rollout_deadline=settings.rollout_deadline,
-        skip_if_pods_newer=settings.skip_if_pods_newer,
-        evict_per_pass=settings.evict_per_pass,
-    )
+    """The decision rules of one pass (or one `explain`): its policy settings, hash key and clock."""
+    return Rules(settings.discovery, hash_key, now, settings.policy)
 
 
 def open_stage(
@@ -173,6 +159,6 @@ def open_stage(
 ) -> ReadStage:
     """The read stage of one pass (or one `explain`), with its source reader."""
     reader = SourceReader(
-        client, executor, mode=settings.fetch, settings=rules.discovery, hash_key=rules.hash_key
+        client, executor, mode=settings.reading.fetch, settings=rules.discovery, hash_key=rules.hash_key
     )
     return ReadStage(client, executor, reader, rules.discovery)

@@ -28,7 +28,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from reconcile.config.settings import Settings
 from reconcile.kube.client import KubeClient
 from reconcile.model.annotations import Annotations
 from reconcile.model.choices import DryRun
@@ -55,6 +54,7 @@ from reconcile.policy.outcomes import Outcomes
 from reconcile.policy.result import PassResult
 from reconcile.policy.rules import Rules
 from reconcile.policy.triage import Batch, Triage
+from reconcile.settings.table import Settings
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +72,9 @@ def run_pass(
     """Run one pass and return its result (never raises for per-workload or per-scope failures).
 
     `budget` must be the one the client's gate asks, so that listing, reading and writing share it."""
-    budget = budget or Budget(settings.timeout)
+    budget = budget or Budget(settings.limits.timeout)
     rules = rules_for(settings, hash_key, now())
-    with ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="rehash") as executor:
+    with ThreadPoolExecutor(max_workers=settings.limits.concurrency, thread_name_prefix="rehash") as executor:
         stage = open_stage(settings, client, executor, rules)
         walked = PassRun(settings, client, stage, rules, budget).run(epoch(), progress)
     return replace(
@@ -118,21 +118,21 @@ class PassRun:
         self.stage = stage
         self.rules = rules
         self.budget = budget
-        self.dry_run = DryRun(settings.dry_run)
+        self.dry_run = settings.output.dry_run
         self.writer = Writer(
             client,
             dry_run=self.dry_run,
-            events=settings.events,
-            keys=Annotations(settings.prefix),
+            events=settings.output.events,
+            keys=Annotations(settings.scope.prefix),
             now=rules.now,
-            concurrency=settings.concurrency,
+            concurrency=settings.limits.concurrency,
         )
         self.writes = PassWrites(
             self.writer,
             stage,
             rules,
-            max_rollouts=settings.max_rollouts,
-            webhook=settings.webhook_secret is not None,
+            max_rollouts=settings.policy.max_rollouts,
+            webhook=settings.notify.webhook_secret is not None,
         )
         self.notifier = Notifier.for_pass(settings, client, budget, now=rules.now)
         self.walker = Walker(settings, client, stage, rules, budget)

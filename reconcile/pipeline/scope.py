@@ -7,10 +7,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from reconcile.config.settings import Settings
 from reconcile.kube.client import KubeClient, namespace_exclusions
 from reconcile.model.kinds import NAMESPACES
 from reconcile.model.selectors import parse_selector
+from reconcile.settings.table import Settings
 
 log = logging.getLogger(__name__)
 
@@ -31,14 +31,16 @@ class Scope:
 
 def covers_whole_cluster(settings: Settings) -> bool:
     """True when the pass owns every namespace: no namespace list, no shard (`Scope()` below)."""
-    return not settings.namespaces and settings.shard is None
+    return not settings.scope.namespaces and settings.scope.shard is None
 
 
 def scope_namespaces(settings: Settings) -> Scope:
     """The namespaces to list: those given with -n less the excluded ones, else the whole cluster (the
     excluded namespaces are then left out by a field selector)."""
-    if settings.namespaces:
-        return Scope(namespaces=tuple(sorted(set(settings.namespaces) - set(settings.exclude_namespaces))))
+    if settings.scope.namespaces:
+        return Scope(
+            namespaces=tuple(sorted(set(settings.scope.namespaces) - set(settings.scope.exclude_namespaces)))
+        )
     return Scope()
 
 
@@ -61,4 +63,4 @@ def namespace_name(item: dict[str, object]) -> str:
 
 def workload_selector(settings: Settings) -> str | None:
     """The field selector of a cluster-wide list of workloads: the excluded namespaces left out."""
-    return ",".join(namespace_exclusions(settings.exclude_namespaces)) or None
+    return ",".join(namespace_exclusions(settings.scope.exclude_namespaces)) or None

@@ -39,9 +39,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient
+from reconcile.kube.page_size import first_page_size
 from reconcile.model.kinds import Kind
 from reconcile.model.references import reads_template_annotations
 from reconcile.model.workload import Listed
@@ -55,6 +55,7 @@ from reconcile.policy.outcome import Outcome
 from reconcile.policy.rules import Rules
 from reconcile.policy.tally import Tally, WalkPlan
 from reconcile.policy.triage import Batch, Triage, plan_batches, triage_listed, wanted_sources
+from reconcile.settings.table import Settings
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,9 @@ class StreamedBatches:
         self.rules = rules
         self.kinds = list(listing.listed_kinds)
         self.tally: Tally = listing.tally
-        self.in_full = [k for k in self.tally.kinds_in_full(rate_limited=settings.qps > 0) if k in self.kinds]
+        self.in_full = [
+            k for k in self.tally.kinds_in_full(rate_limited=settings.limits.qps > 0) if k in self.kinds
+        ]
         self.rows: list[Outcome] = []
         """Failed lists of the walk, and the namespaces it did not reach."""
         self.seen: set[str] = set()
@@ -133,7 +136,7 @@ class StreamedBatches:
         namespace = ""
         try:
             wanted = plan.scaled(self.tally.recorded)
-            self.stage.reader.stream_cluster(wanted, self.settings.exclude_namespaces)
+            self.stage.reader.stream_cluster(wanted, self.settings.scope.exclude_namespaces)
             while held:
                 namespace = next(iter(held))
                 yield from self.walk_namespace(namespace, held[namespace])
@@ -142,7 +145,7 @@ class StreamedBatches:
                 self.client,
                 {kind: items.total for kind, items in lists.lists.items() if kind not in lists.ended},
                 field_selector=workload_selector(self.settings),
-                page_size=self.settings.list_page_size,
+                page_size=first_page_size(self.settings.reading.page_size),
             )
             while (upcoming := lists.upcoming()) is not None:
                 namespace = upcoming
@@ -242,7 +245,7 @@ class StreamedBatches:
         """The stretch's lists, opened, their first pages requested (`ListedItems.start`)."""
         selector = workload_selector(self.settings)
         lists = Lists(whole={k.plural for k in self.in_full})
-        whole_page = whole_page_size(self.settings.list_page_size, len(lists.whole))
+        whole_page = whole_page_size(first_page_size(self.settings.reading.page_size), len(lists.whole))
         for kind in self.kinds:
             whole = kind.plural in lists.whole
             pages = self.client.list_items(
@@ -254,7 +257,7 @@ class StreamedBatches:
             )
             pages.start()  # the kinds' first pages travel together, where they read ahead
             lists.streams[kind] = NamespaceStream(pages)
-        self.stage.reader.stream_cluster(self.tally.recorded, self.settings.exclude_namespaces)
+        self.stage.reader.stream_cluster(self.tally.recorded, self.settings.scope.exclude_namespaces)
         return lists
 
     def take(self, lists: Lists, namespace: str) -> tuple[list[Listed], dict[Kind, list[dict[str, Any]]]]:

@@ -14,9 +14,10 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from reconcile.config.settings import Settings
 from reconcile.errors import PassCut, RehashError
 from reconcile.kube.client import KubeClient, namespace_exclusions
+from reconcile.kube.page_size import first_page_size
+from reconcile.model.choices import Fetch
 from reconcile.model.kinds import Kind
 from reconcile.model.workload import Listed
 from reconcile.pipeline.budget import Budget
@@ -29,6 +30,7 @@ from reconcile.policy.rules import Rules
 from reconcile.policy.tally import Tally, WalkPlan
 from reconcile.policy.triage import Batch, Triage, plan_batches, rotate, rotation_start, wanted_sources
 from reconcile.policy.walk import choose_walk, health_seconds, held_estimate, may_not_fit
+from reconcile.settings.table import Settings
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +98,8 @@ class Walker:
             listing.tally,
             seen=listing.open.seen,
             total=listing.open.total,
-            by_name=self.settings.fetch != "auto",
-            qps=self.settings.qps,
+            by_name=self.settings.reading.fetch is not Fetch.AUTO,
+            qps=self.settings.limits.qps,
             seconds_left=self.seconds_left(),
         )
         log.info("one listing of the workloads: %s (%s)", "yes" if plan.one_listing else "no", plan.why)
@@ -107,18 +109,19 @@ class Walker:
         """The batches of a pass that holds its listing, planned from its views and their tally."""
         listed, triage = listing.workloads, listing.triage()
         self.hold_for_health(listing.tally)
-        self.prepare(listed, triage, listing.tally.kinds_in_full(rate_limited=self.settings.qps > 0))
+        self.prepare(listed, triage, listing.tally.kinds_in_full(rate_limited=self.settings.limits.qps > 0))
         batches = plan_batches(listed)
+        reading = self.settings.reading
         estimate = held_estimate(
             listed,
             triage,
-            recorded_by_name=not covers_whole_cluster(self.settings) or self.settings.fetch != "auto",
-            content_by_name=self.settings.fetch == "get",
+            recorded_by_name=not covers_whole_cluster(self.settings) or reading.fetch is not Fetch.AUTO,
+            content_by_name=reading.fetch is Fetch.GET,
             prefetched=self.stage.prefetched.keys(),
         )
         start = 0
-        if may_not_fit(estimate, qps=self.settings.qps, seconds_left=self.seconds_left()):
-            start = rotation_start(len(batches), epoch, self.settings.timeout)
+        if may_not_fit(estimate, qps=self.settings.limits.qps, seconds_left=self.seconds_left()):
+            start = rotation_start(len(batches), epoch, self.settings.limits.timeout)
             log.info("the pass may not fit its budget: starting at batch %d of %d", start, len(batches))
         return ((batch, triage) for batch in rotate(batches, start))
 
@@ -128,13 +131,13 @@ class Walker:
         self.hold_for_health(tally)
         estimate = tally.reads_estimate(
             streamed.in_full,
-            recorded_by_name=self.settings.fetch != "auto",
-            content_by_name=self.settings.fetch == "get",
+            recorded_by_name=self.settings.reading.fetch is not Fetch.AUTO,
+            content_by_name=self.settings.reading.fetch is Fetch.GET,
         )
         start = 0
-        if may_not_fit(estimate, qps=self.settings.qps, seconds_left=self.seconds_left()):
+        if may_not_fit(estimate, qps=self.settings.limits.qps, seconds_left=self.seconds_left()):
             count = len(tally.workloads)
-            start = rotation_start(count, epoch, self.settings.timeout)
+            start = rotation_start(count, epoch, self.settings.limits.timeout)
             log.info("the pass may not fit its budget: starting at namespace %d of %d", start, count)
         return streamed.batches(start)
 
@@ -143,9 +146,9 @@ class Walker:
         seconds = health_seconds(
             tally.watched,
             self.stage.census,
-            page_size=self.settings.list_page_size,
-            qps=self.settings.qps,
-            timeout=self.settings.timeout,
+            page_size=first_page_size(self.settings.reading.page_size),
+            qps=self.settings.limits.qps,
+            timeout=self.settings.limits.timeout,
             scale=scale,
         )
         if seconds > 0:
@@ -166,15 +169,15 @@ class Walker:
                 unseen = {w.uid: w for w in listed if w.uid in triage.need_spec}
                 # Scoped by -n: one list per namespace, not per batch of a large one; else cluster-wide.
                 scopes: Sequence[str | None] = [None]
-                selector = ",".join(namespace_exclusions(self.settings.exclude_namespaces)) or None
-                if self.settings.namespaces:
+                selector = ",".join(namespace_exclusions(self.settings.scope.exclude_namespaces)) or None
+                if self.settings.scope.namespaces:
                     scopes, selector = sorted({w.namespace for w in listed}), None
                 found = prefetch_kinds(
                     self.client, kinds, unseen, self.rules.discovery, scopes=scopes, field_selector=selector
                 )
                 self.stage.prefetched.update(found)
             if covers_whole_cluster(self.settings):
-                self.stage.reader.survey_cluster(wanted, self.settings.exclude_namespaces)
+                self.stage.reader.survey_cluster(wanted, self.settings.scope.exclude_namespaces)
         except PassCut:
             log.info("the pass budget ran out while reading the cluster's workloads and sources")
         except RehashError as exc:  # best effort: the batches read what these could not

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from reconcile.config.settings import Settings
 from reconcile.errors import NotFound, PassCut, RehashError, Stopped
 from reconcile.kube.client import KubeClient, ListedItems
 from reconcile.model.kinds import Kind
@@ -29,6 +28,7 @@ from reconcile.model.workload import Listed
 from reconcile.pipeline.stream import NamespaceStream, each_alive, next_namespace, take_each
 from reconcile.policy.decision import Deferral
 from reconcile.policy.outcome import Outcome
+from reconcile.settings.table import Settings
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class WorkloadLists:
                 metadata_only=metadata_only,
                 read_ahead=True,
             )
-            for kind in settings.kinds
+            for kind in settings.scope.kinds
         }
         self._started = False
         """The lists' first pages were requested (`_start_lists`)."""

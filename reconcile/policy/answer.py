@@ -91,7 +91,9 @@ def answer_target(target: Target, known: Known, rules: Rules) -> Answer:
             return Wants(origins=((target, changes),))
     if uid not in known.pods and pods_wanted(target, decision):
         return Wants(pods=(target,))
-    decision = plan_eviction(target, decision, known.pods.get(uid), sources, per_pass=rules.evict_per_pass)
+    decision = plan_eviction(
+        target, decision, known.pods.get(uid), sources, per_pass=rules.policy.evict_per_pass
+    )
     return Planned(target.listed, with_rollout(target.listed, decision, target.status_view, rules), target)
 
 

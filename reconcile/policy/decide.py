@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from reconcile.model.bookkeeping import SourceRecord, bound_key_names, names_unkept
+from reconcile.model.choices import Restart
 from reconcile.model.csi import mount_records
 from reconcile.model.freshness import Change, Origin, fresh_reason, pods_newer
 from reconcile.model.hashing import WHOLE, selection_tag
@@ -142,7 +143,7 @@ def decide_target(
         now=rules.now,
         first_sight_rollout=rules.first_sight_rollout,
         notify=rules.notify,
-        windows=rules.windows,
+        windows=rules.policy.restart_windows,
     )
     if origin is not None:
         times = change_times(target, decision, sources, rules)
@@ -168,7 +169,7 @@ def change_times(
     and every changed source's time is known. None: roll as usual, without reading anything more."""
     lineage = target.lineage
     book = target.bookkeeping
-    if not rules.skip_if_pods_newer or target.unread or lineage is None or not lineage.settled:
+    if not rules.policy.skip_if_pods_newer or target.unread or lineage is None or not lineage.settled:
         return None
     if book.generation is None or target.generation is None or target.generation == book.generation:
         return None
@@ -225,7 +226,7 @@ def target_from_records(listed: Listed) -> Target | None:
     read)."""
     book = listed.bookkeeping
     facts = book.facts
-    if facts is None or book.records is None or not stamp_holds(listed) or listed.restart == "evict":
+    if facts is None or book.records is None or not stamp_holds(listed) or listed.restart is Restart.EVICT:
         return None  # eviction needs the spec: its selector and maxUnavailable
     if any(r.kind not in KINDS for r in book.records) or names_unkept(book.records) is not None:
         return None
@@ -260,5 +261,5 @@ def with_rollout(
     workload, or its status view) when this pass read it."""
     if obj is None or decision.action is Action.FAILED:
         return decision
-    found = check(workload, obj, now=rules.now, deadline=rules.rollout_deadline)
+    found = check(workload, obj, now=rules.now, deadline=rules.policy.rollout_deadline)
     return replace(decision, rollout=found) if found is not None else decision

@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from reconcile.model.annotations import WindowSetting
 from reconcile.model.bookkeeping import Bookkeeping, SourceRecord, sorted_records
+from reconcile.model.choices import OnChange, Restart
 from reconcile.model.hashing import SourceToken, combine, key_fingerprint
 from reconcile.model.pods import Eviction
 from reconcile.model.rollouts import RolloutCheck
@@ -56,7 +57,7 @@ def notifies(target: Target, notify_default: bool) -> bool:
     """Whether a content change of `target` is notified instead of rolled: its on-change annotation,
     else the config's `onChange`."""
     if target.on_change is not None:
-        return target.on_change == "notify"
+        return target.on_change is OnChange.NOTIFY
     return notify_default
 
 
@@ -162,7 +163,7 @@ def settle_listed(target: Listed) -> Decision | None:
     pass, whatever was recorded before: bad input fails closed), a malformed restart window."""
     if target.discovery.ignored:
         return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
-    if target.owner is not None and target.restart != "evict":  # eviction leaves the template alone
+    if target.owner is not None and target.restart is not Restart.EVICT:  # eviction leaves the template alone
         return Decision(
             Action.SKIPPED,
             f"owned by {target.owner}, whose controller would revert the patch; "

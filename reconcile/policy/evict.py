@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from reconcile.model.choices import Restart
 from reconcile.model.pods import Eviction, PodsRead, evict_batch, old_pods
 from reconcile.model.sources import NamespaceSources
 from reconcile.model.workload import Target
@@ -22,7 +23,7 @@ from reconcile.policy.decision import Action, Decision, bounded_join, defer_for_
 
 def evicts(target: Target, decision: Decision) -> bool:
     """Whether this decision is carried out by evicting pods: a rollout of a workload in evict mode."""
-    return target.restart == "evict" and decision.action is Action.ROLLOUT and target.kind.rolls_pods
+    return target.restart is Restart.EVICT and decision.action is Action.ROLLOUT and target.kind.rolls_pods
 
 
 def pods_wanted(target: Target, decision: Decision) -> bool:

@@ -19,9 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
 
-FetchMode = Literal["auto", "list", "get"]
+from reconcile.model.choices import Fetch
 
 
 class Way(StrEnum):
@@ -117,13 +116,13 @@ def pages(total: int, page: int) -> int:
     return max(1, math.ceil(total / page))
 
 
-def choose(read: Read, wanted: int, total: int | None, *, costs: Costs, mode: FetchMode = "auto") -> Choice:
+def choose(read: Read, wanted: int, total: int | None, *, costs: Costs, mode: Fetch = Fetch.AUTO) -> Choice:
     """How to read `wanted` objects of one collection holding `total` (None: unknown) for `read`, at
     these `costs`.
 
     `mode` is the `fetch` setting for sources (`list`/`get` force the way); workloads ignore it."""
-    if read is not Read.WORKLOADS and mode != "auto":
-        return Choice(Way(mode), f"fetch: {mode}")
+    if read is not Read.WORKLOADS and mode is not Fetch.AUTO:
+        return Choice(Way(mode.value), f"fetch: {mode}")
     return weigh(BOUNDS[read], wanted, total, costs.page)
 
 

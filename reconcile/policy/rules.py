@@ -1,35 +1,38 @@
-"""What a decision depends on besides the cluster: the settings of the pass and its clock, as one value
-built once per pass (`pipeline.planner.rules_for`) and handed to every pure function that decides."""
+"""What a decision depends on besides the cluster: the rollout policy settings of the pass, its annotation
+vocabulary, its hash key and its clock, as one value built once per pass (`pipeline.planner.rules_for`) and
+handed to every pure function that decides."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import datetime
 
+from reconcile.model.choices import FirstSight, OnChange
 from reconcile.model.hashing import key_fingerprint
 from reconcile.model.references import DiscoverySettings
-from reconcile.model.windows import ALWAYS_OPEN, RestartWindows
+from reconcile.settings.policy import PolicySettings
 
 
 @dataclass(frozen=True)
 class Rules:
-    """What a decision depends on besides the cluster: settings of the pass and its clock."""
+    """What a decision depends on besides the cluster."""
 
     discovery: DiscoverySettings
     hash_key: bytes | None
     now: datetime
-    first_sight_rollout: bool = False
-    notify: bool = False
-    """`onChange: notify`: a change of a workload without the on-change annotation is notified, not rolled."""
-    windows: RestartWindows = ALWAYS_OPEN
-    """`restartWindow`: the windows of workloads without the restart-window annotation."""
-    rollout_deadline: timedelta = timedelta(minutes=10)
-    """`rolloutDeadline`: when a StatefulSet's or DaemonSet's unfinished rollout counts as stalled."""
-    skip_if_pods_newer: bool = True
-    """`skipIfPodsNewer`: a change older than the workload's current template is recorded, not rolled."""
-    evict_per_pass: int = 1
-    """`evictPerPass`: pods evicted per pass of a workload without an integer `maxUnavailable`."""
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    """The settings of the rollout policy group, as the pass resolved them."""
 
     @property
     def fingerprint(self) -> str:
         return key_fingerprint(self.hash_key)
+
+    @property
+    def first_sight_rollout(self) -> bool:
+        """`firstSight: rollout`: a workload seen for the first time is rolled, not adopted."""
+        return self.policy.first_sight is FirstSight.ROLLOUT
+
+    @property
+    def notify(self) -> bool:
+        """`onChange: notify`: a change of a workload without the on-change annotation is notified."""
+        return self.policy.on_change is OnChange.NOTIFY

@@ -15,18 +15,17 @@ import itertools
 import json
 import threading
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import xxhash
 
-from reconcile.config.settings import Settings
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import ClientOptions, KubeClient
 from reconcile.output.report import Report
 from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.run import run_pass
+from reconcile.settings.table import Settings
 from rehash_simulator import Simulator
 
 PREFIX = "kube-rehash.io/"
@@ -57,10 +56,10 @@ def in_process_pass(
     **overrides: Any,
 ) -> Report:
     """One `run_pass` against the simulator through a real HTTPS client (concurrency 4, events on)."""
-    base = settings or Settings(qps=0.0)
+    base = settings or Settings.of(qps=0.0)
     if overrides:
-        base = replace(base, **overrides)
-    budget = Budget(base.timeout, stop=stop or threading.Event())
+        base = base.replaced(**overrides)
+    budget = Budget(base.limits.timeout, stop=stop or threading.Event())
     with client_for(kubeconfig, options, budget=budget) as client:
         return Report(run_pass(base, client, budget=budget, hash_key=hash_key))
 

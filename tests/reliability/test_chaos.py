@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from reconcile.config.settings import Settings
+from reconcile.model.choices import Fetch
+from reconcile.settings.table import Settings
 from tests.e2e.conftest import Cluster, configmap, deployment
 from tests.reliability.helpers import (
     expected_hash,
@@ -122,7 +123,7 @@ def run_chaos(c: Cluster, *, passes: int, seed_value: int, share: float) -> None
     rng = random.Random(seed_value)
     counter = itertools.count(1)
     ws = seed(c)
-    settings = Settings(qps=0.0, page_size=3, fetch=rng.choice(["auto", "list", "get"]))
+    settings = Settings.of(qps=0.0, page_size=3, fetch=rng.choice(list(Fetch)))
     timeline: dict[Workload, list[str]] = {w: [current(c, w)] for w in ws}  # content hash per epoch
     for _ in range(passes):
         for _ in range(rng.randrange(0, 4)):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reconcile.config.settings import Settings
+from reconcile.settings.table import Settings
 from rehash_simulator import Faults
 from tests.e2e.conftest import Cluster, configmap, deployment, env_from, secret
 from tests.reliability.helpers import (
@@ -138,7 +138,7 @@ def test_an_api_that_keeps_failing_fails_the_scope_after_bounded_retries(sim: Cl
     seed(sim, ["w0"])
     sim.sim.faults.respond(503, method="GET", path="/deployments$")
     started = time.monotonic()
-    report = in_process_pass(sim.sim, sim.kubeconfig, settings=Settings(qps=0.0))
+    report = in_process_pass(sim.sim, sim.kubeconfig, settings=Settings.of(qps=0.0))
     assert sim.sim.log.count(method="GET", path="/deployments$", status=503) == FAST.max_retries + 1
     assert time.monotonic() - started < 10
     assert report.failed

@@ -23,6 +23,7 @@ import yaml
 from reconcile.kube.auth import AuthOptions, load_credentials
 from reconcile.kube.client import ClientOptions, Gate, KubeClient
 from reconcile.model.annotations import Annotations
+from reconcile.model.choices import Fetch
 from reconcile.model.hashing import source_token
 from reconcile.model.kinds import DEPLOYMENT, Kind
 from reconcile.model.references import DiscoverySettings
@@ -51,7 +52,7 @@ CONFIGMAPS = "/api/v1/namespaces/shop/configmaps"
 
 def read_stage(client: KubeClient, executor: ThreadPoolExecutor) -> ReadStage:
     """A real read stage over `client`: the source reader in `auto` mode, unkeyed hashing."""
-    reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
+    reader = SourceReader(client, executor, mode=Fetch.AUTO, settings=DISCOVERY, hash_key=None)
     return ReadStage(client, executor, reader, DISCOVERY)
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 import responses
 
-from reconcile.config.settings import Settings, Shard
 from reconcile.kube.client import KubeClient
 from reconcile.model.kinds import CRONJOB, DEPLOYMENT, ROLLOUT
 from reconcile.model.references import Reference
@@ -16,6 +15,8 @@ from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.listing import list_targets
 from reconcile.policy.decision import Deferral
 from reconcile.policy.outcome import Outcome
+from reconcile.settings.table import Settings
+from reconcile.settings.values import Shard
 from tests.e2e.conftest import configmap, cronjob, deployment, env_from
 from tests.stages.http import (
     DISCOVERY,
@@ -54,7 +55,7 @@ def test_a_cluster_wide_list_is_metadata_only_paged_and_leaves_excluded_namespac
 ) -> None:
     mock.add(responses.GET, SERVER + ALL_DEPLOYS, json=page([watched("a"), watched("b")], "c1"))
     mock.add(responses.GET, SERVER + ALL_DEPLOYS, json=page([watched("c")]))
-    settings = Settings(kinds=(DEPLOYMENT,), exclude_namespaces=("kube-system", "infra"))
+    settings = Settings.of(kinds=(DEPLOYMENT,), exclude_namespaces=("kube-system", "infra"))
     listing = list_targets(settings, client, DISCOVERY)
     selector = "fieldSelector=metadata.namespace!=infra,metadata.namespace!=kube-system"
     assert calls(mock) == [
@@ -74,7 +75,7 @@ def test_only_opted_in_workloads_are_kept_but_the_census_counts_every_object(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
     mock.add(responses.GET, SERVER + ALL_DEPLOYS, json=page([watched("a"), plain("b")]))
-    listing = list_targets(Settings(kinds=(DEPLOYMENT,)), client, DISCOVERY)
+    listing = list_targets(Settings.of(kinds=(DEPLOYMENT,)), client, DISCOVERY)
     assert [w.name for w in listing.workloads] == ["a"]
     assert listing.census == {("shop", "deployments"): 2}
 
@@ -85,7 +86,7 @@ def test_a_listed_workload_carries_its_identity_and_parsed_bookkeeping_but_no_po
     app = stamped(configmap("app", {"k": "v"}), uid="cm-1", resource_version="41")
     stored = adopted(watched("a"), [app])
     mock.add(responses.GET, SERVER + ALL_DEPLOYS, json=page([stored]))
-    (listed,) = list_targets(Settings(kinds=(DEPLOYMENT,)), client, DISCOVERY).workloads
+    (listed,) = list_targets(Settings.of(kinds=(DEPLOYMENT,)), client, DISCOVERY).workloads
     assert (listed.kind, listed.namespace, listed.name, listed.uid) == (DEPLOYMENT, "shop", "a", "uid-a")
     assert listed.generation == 2  # the adopt patch moved a Deployment's generation once
     book = listed.bookkeeping
@@ -104,7 +105,7 @@ def test_a_forbidden_list_is_a_failed_scope_row_and_the_other_kinds_are_still_li
     mock.add(responses.GET, SERVER + ALL_DEPLOYS, status=403, json=body)
     job = stamped(cronjob("nightly", env_from("configmap", "app")), uid="uid-nightly")
     mock.add(responses.GET, SERVER + ALL_CRONJOBS, json=page([job]))
-    listing = list_targets(Settings(kinds=(DEPLOYMENT, CRONJOB)), client, DISCOVERY)
+    listing = list_targets(Settings.of(kinds=(DEPLOYMENT, CRONJOB)), client, DISCOVERY)
     assert calls(mock) == [f"GET {ALL_DEPLOYS}?limit=2", f"GET {ALL_CRONJOBS}?limit=2"]
     (row,) = listing.failures
     assert (row.kind, row.namespace, row.name, row.action) == ("Deployment", "*", "*", "failed")
@@ -125,7 +126,7 @@ def test_a_kind_the_cluster_does_not_serve_is_skipped_without_a_row_and_not_aske
     mock.add(
         responses.GET, SERVER + "/apis/argoproj.io/v1alpha1/namespaces/a/rollouts", status=404, json=missing
     )
-    settings = Settings(kinds=(DEPLOYMENT, ROLLOUT), namespaces=("a", "b"))
+    settings = Settings.of(kinds=(DEPLOYMENT, ROLLOUT), namespaces=("a", "b"))
     with make_client(tmp_path) as client:
         listing = list_targets(settings, client, DISCOVERY)
     # One 404 means the kind is not served: namespace b is not asked for Rollouts.
@@ -147,7 +148,7 @@ def test_given_namespaces_are_listed_one_by_one_sorted_less_the_excluded_never_c
             SERVER + f"/apis/apps/v1/namespaces/{ns}/deployments",
             json=page([watched("w", ns)]),
         )
-    settings = Settings(kinds=(DEPLOYMENT,), namespaces=("c", "b", "a"), exclude_namespaces=("b",))
+    settings = Settings.of(kinds=(DEPLOYMENT,), namespaces=("c", "b", "a"), exclude_namespaces=("b",))
     listing = list_targets(settings, client, DISCOVERY)
     assert calls(mock) == [
         "GET /apis/apps/v1/namespaces/a/deployments?limit=2",
@@ -165,7 +166,7 @@ def test_each_shard_sends_the_same_lists_and_keeps_a_disjoint_share_of_every_opt
     for index in range(2):
         with responses.RequestsMock() as mock, make_client(tmp_path) as client:
             mock.add(responses.GET, SERVER + ALL_DEPLOYS, json=page(items))
-            settings = Settings(kinds=(DEPLOYMENT,), shard=Shard(index, 2))
+            settings = Settings.of(kinds=(DEPLOYMENT,), shard=Shard(index, 2))
             shares.append({w.ref for w in list_targets(settings, client, DISCOVERY).workloads})
             sent.append(calls(mock))
     assert sent == [[f"GET {ALL_DEPLOYS}?limit=500"]] * 2
@@ -178,7 +179,7 @@ def test_a_list_the_budget_refuses_is_a_deferred_scope_row_and_sends_nothing(
 ) -> None:
     budget = Budget(timeout=0.0)
     with make_client(tmp_path, gate=budget.admit) as client:
-        listing = list_targets(Settings(kinds=(DEPLOYMENT,), namespaces=("shop",)), client, DISCOVERY)
+        listing = list_targets(Settings.of(kinds=(DEPLOYMENT,), namespaces=("shop",)), client, DISCOVERY)
     assert calls(mock) == []
     (row,) = listing.failures
     assert row == Outcome.scope_deferred("Deployment", "shop", row.reason, Deferral.BUDGET)
@@ -192,7 +193,7 @@ def test_an_expired_continue_token_reads_the_rest_as_one_full_list_and_keeps_eac
     expired = status_body(410, "Expired", "The provided continue parameter is too old")
     mock.add(responses.GET, SERVER + ALL_DEPLOYS, status=410, json=expired)
     mock.add(responses.GET, SERVER + ALL_DEPLOYS, json=page([watched("a"), watched("b"), watched("c")]))
-    listing = list_targets(Settings(kinds=(DEPLOYMENT,)), client, DISCOVERY)
+    listing = list_targets(Settings.of(kinds=(DEPLOYMENT,)), client, DISCOVERY)
     assert calls(mock) == [
         f"GET {ALL_DEPLOYS}?limit=2",
         f"GET {ALL_DEPLOYS}?limit=2&continue=c1",

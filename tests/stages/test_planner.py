@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import responses
 
+from reconcile.model.choices import FirstSight
 from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.workload import Listed, read_listed, read_target
 from reconcile.pipeline.planner import plan_batch, plan_rounds, plan_workload, redecide
@@ -20,6 +21,7 @@ from reconcile.policy.decision import Action, Deferral
 from reconcile.policy.rules import Rules
 from reconcile.policy.triage import Batch, triage_listed
 from reconcile.policy.wants import Input
+from reconcile.settings.policy import PolicySettings
 from tests.e2e.conftest import configmap, deployment
 from tests.stages.http import (
     CONFIGMAPS,
@@ -95,7 +97,9 @@ def test_first_sight_with_first_sight_rollout_rolls_out(
 ) -> None:
     serve(mock, f"{DEPLOYS}/web", web("app"))
     serve(mock, f"{CONFIGMAPS}/app", cm("app"))
-    (planned,) = plan(stage, web("app"), rules=replace(RULES, first_sight_rollout=True))
+    (planned,) = plan(
+        stage, web("app"), rules=replace(RULES, policy=PolicySettings(first_sight=FirstSight.ROLLOUT))
+    )
     assert planned.decision.action is Action.ROLLOUT
     assert planned.decision.reason.startswith("first sight (firstSight: rollout)")
 

@@ -13,6 +13,7 @@ import responses
 
 from reconcile.errors import BudgetExhausted, Forbidden, NotFound, ServerError
 from reconcile.kube.client import KubeClient
+from reconcile.model.choices import Fetch
 from reconcile.model.hashing import source_token
 from reconcile.model.kinds import CRONJOB, DEPLOYMENT
 from reconcile.model.references import Reference
@@ -110,7 +111,7 @@ def test_a_prefetched_workload_is_not_read_again(client: KubeClient, mock: respo
     web, api = workload("web"), workload("api")
     mock.add(responses.GET, SERVER + f"{DEPLOYS}/api", json=api)
     with ThreadPoolExecutor(max_workers=1) as executor:
-        reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
+        reader = SourceReader(client, executor, mode=Fetch.AUTO, settings=DISCOVERY, hash_key=None)
         prefetched = {"uid-web": read_target(web, DEPLOYMENT, DISCOVERY)}
         views = ReadStage(client, executor, reader, DISCOVERY, prefetched).read_views(
             [listed(web), listed(api)]

@@ -16,7 +16,7 @@ import requests
 import responses
 
 from reconcile.kube.client import KubeClient
-from reconcile.model.choices import DryRun
+from reconcile.model.choices import DryRun, Fetch
 from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage
@@ -56,7 +56,7 @@ ANN = "/metadata/annotations/kube-rehash.io~1"
 def redo(client: KubeClient) -> Iterator[ReadStage]:
     """The read stage the pass's re-decisions read through (one worker: ordered requests)."""
     with ThreadPoolExecutor(max_workers=1) as executor:
-        reader = SourceReader(client, executor, mode="auto", settings=DISCOVERY, hash_key=None)
+        reader = SourceReader(client, executor, mode=Fetch.AUTO, settings=DISCOVERY, hash_key=None)
         yield ReadStage(client, executor, reader, DISCOVERY)
 
 

@@ -1,7 +1,7 @@
 """The kinds of value a setting can hold: each one a parser and the JSON Schema fragment of the same rules.
 
 Why together: a constraint (a minimum, a pattern, the choices) is written once, where both the loader's check
-and the generated config/schema.json take it from (reconcile/config/fields.py builds the table from these).
+and the generated config/schema.json take it from (reconcile/settings/ builds the table from these).
 A parser takes `(value, from_text)` (`from_text`: the value is text from the environment) and returns the
 typed value or raises ValueError naming the problem.
 """
@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from enum import StrEnum
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -310,6 +311,13 @@ def _nullable(kind: str | list[str], nullable: bool) -> str | list[str]:
 def choice(*options: str) -> Value:
     """One of `options` (the schema's enum; argparse's choices unless the flag says otherwise)."""
     return Value(_choice(*options), {"enum": list(options)})
+
+
+def choice_of(options: type[StrEnum]) -> Value:
+    """One member of a choice enum (reconcile/model/choices.py), parsed from its text."""
+    names = [o.value for o in options]
+    parse = _choice(*names)
+    return Value(lambda value, from_text: options(str(parse(value, from_text))), {"enum": names})
 
 
 def integer(*, minimum: int | None = None, maximum: int | None = None, nullable: bool = False) -> Value:

@@ -1,0 +1,45 @@
+"""What one pass may spend: its time budget, request rate and concurrency.
+
+One group of the settings table (reconcile/settings/table.py): each attribute is a row (`setting`), with
+its doc, value rules, config-file key, environment variable and flag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from reconcile.settings import values as v
+from reconcile.settings.rows import LIMITS, Flag, Group, SettingsGroup, setting
+
+
+@dataclass(frozen=True)
+class LimitSettings(SettingsGroup):
+    GROUP: ClassVar[Group] = LIMITS
+
+    timeout: float = setting(
+        240.0,
+        "Budget of the whole pass in seconds (keep it below the Job's activeDeadlineSeconds).",
+        v.number(exclusive_minimum=0),
+        ("timeout",),
+        flag=Flag(
+            ("--timeout",), "time budget of the whole pass", "common", 7, metavar="SECONDS", type=float
+        ),
+        details="Listing, reading and writing; the pass ends within `timeout` + 5 s. "
+        "See [Time budget](#time-budget).",
+    )
+    request_timeout: float = setting(
+        10.0,
+        "Timeout of one API request in seconds.",
+        v.number(exclusive_minimum=0),
+        ("requestTimeout",),
+    )
+    qps: float = setting(
+        20.0, "Most API requests per second; 0 means unlimited.", v.number(minimum=0), ("qps",)
+    )
+    concurrency: int = setting(
+        4,
+        "API requests in flight at once (1-32).",
+        v.integer(minimum=1, maximum=32),
+        ("concurrency",),
+    )
