@@ -39,6 +39,9 @@ def build() -> dict[str, Any]:
                 "properties": {"namespaces": props["namespaces"]},
             },
             "secretsGetOnly": {"type": "boolean"},
+            "argoRollouts": {"type": "boolean"},
+            "secretsStoreCsi": {"type": "boolean"},
+            "runOnChange": {"type": "boolean"},
             "evict": {"type": "boolean"},
             **moved,
             "hashKey": {
@@ -56,7 +59,7 @@ def build() -> dict[str, Any]:
                 "type": "object",
                 "additionalProperties": False,
                 "properties": {
-                    "repository": {"type": "string", "minLength": 1},
+                    "repository": {"type": "string"},  # empty: the template's message names the value
                     "tag": {"type": "string"},
                     "digest": {"type": "string", "pattern": "^(|sha256:[0-9a-f]{64})$"},
                     "pullPolicy": {"enum": ["Always", "IfNotPresent", "Never"]},

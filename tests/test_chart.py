@@ -11,8 +11,10 @@ KUBE_REHASH_REAL=1, as the control plane does: CI never skips them silently. Mar
 from __future__ import annotations
 
 import base64
+import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,28 +32,57 @@ pytestmark = pytest.mark.helm
 
 Doc = dict[str, Any]
 
-# The values of each overlay: (kustomize directory or components, helm --set flags).
+# The image name of the Kustomize overlays (cronjob/base/cronjob.yaml), which a user's overlay replaces with
+# `images:`; the chart has no default image (it refuses an empty image.repository), so every render sets it.
+IMAGE = ("--set", "image.repository=ghcr.io/kube-rehash/kube-rehash")
+NAMESPACED = ("--set", "scope.namespaces={team-a,team-b}")
+# Every optional feature's permissions withheld (kustomize: the overlay's own components removed, "-name").
+MINIMAL_PARTS = ["-secrets-store-csi", "-run-on-change", "components/without-argo-rollouts"]
+MINIMAL_VALUES = ["--set", "argoRollouts=false,secretsStoreCsi=false,runOnChange=false"]
+
+# The values of each overlay: (kustomize directory, then components added or, as "-name", removed from the
+# overlay's own list; helm --set flags).
 MATRIX: dict[str, tuple[list[str], list[str]]] = {
-    "cluster": (["cluster"], []),
-    "namespaced": (["namespaced"], ["--set", "scope.namespaces={team-a,team-b}"]),
+    "cluster": (["cluster"], [*IMAGE]),
+    "namespaced": (["namespaced"], [*IMAGE, *NAMESPACED]),
     "namespaced+secrets-get-only": (
         ["namespaced", "components/secrets-get-only"],
-        ["--set", "scope.namespaces={team-a,team-b}", "--set", "secretsGetOnly=true"],
+        [*IMAGE, *NAMESPACED, "--set", "secretsGetOnly=true"],
     ),
     "cluster+secrets-get-only": (
         ["cluster", "components/secrets-get-only"],
-        ["--set", "secretsGetOnly=true"],
+        [*IMAGE, "--set", "secretsGetOnly=true"],
     ),
-    "sharded": (["sharded"], ["--set", "shards=4"]),
-    "cluster+evict": (["cluster", "components/evict"], ["--set", "evict=true"]),
+    "sharded": (["sharded"], [*IMAGE, "--set", "shards=4"]),
+    "cluster+evict": (["cluster", "components/evict"], [*IMAGE, "--set", "evict=true"]),
     "namespaced+evict": (
         ["namespaced", "components/evict"],
-        ["--set", "scope.namespaces={team-a,team-b}", "--set", "evict=true"],
+        [*IMAGE, *NAMESPACED, "--set", "evict=true"],
+    ),
+    "cluster+without-argo-rollouts": (
+        ["cluster", "components/without-argo-rollouts"],
+        [*IMAGE, "--set", "argoRollouts=false"],
+    ),
+    # Kustomize puts a later component's env entry first: listed so, the env reads as the chart renders it.
+    "namespaced+without-argo-rollouts+secrets-get-only": (
+        ["namespaced", "components/without-argo-rollouts", "components/secrets-get-only"],
+        [*IMAGE, *NAMESPACED, "--set", "secretsGetOnly=true", "--set", "argoRollouts=false"],
+    ),
+    "cluster-secrets-store-csi": (
+        ["cluster", "-secrets-store-csi"],
+        [*IMAGE, "--set", "secretsStoreCsi=false"],
+    ),
+    "cluster-run-on-change": (["cluster", "-run-on-change"], [*IMAGE, "--set", "runOnChange=false"]),
+    "cluster-minimal": (["cluster", *MINIMAL_PARTS], [*IMAGE, *MINIMAL_VALUES]),
+    "namespaced-minimal+evict": (
+        ["namespaced", *MINIMAL_PARTS, "components/evict"],
+        [*IMAGE, *NAMESPACED, *MINIMAL_VALUES, "--set", "evict=true"],
     ),
 }
 # Further values lint and the servers' validation cover (no overlay renders them).
 EXTRA_VALUES: dict[str, list[str]] = {
     "everything": [
+        *IMAGE,
         "--set",
         "image.digest=sha256:" + "a" * 64,
         "--set",
@@ -78,8 +109,12 @@ EXTRA_VALUES: dict[str, list[str]] = {
         "config.restartWindow=Mon-Fri 22:00-06:00 Europe/Berlin",
         "--set",
         "config.timeout=120",
+        "--set",
+        "config.restart=evict",
     ],
+    "namespaced-by-config": [*IMAGE, "--set", "config.namespaces={team-a,team-b}"],
     "existing-service-account": [
+        *IMAGE,
         "--set",
         "serviceAccount.create=false",
         "--set",
@@ -113,19 +148,39 @@ def run_helm(helm: Path, *args: str, check: bool = True) -> subprocess.Completed
 
 
 def helm_template(helm: Path, *flags: str) -> list[Doc]:
-    out = run_helm(helm, "template", "kube-rehash", str(CHART), "--namespace", "kube-rehash", *flags).stdout
-    return [d for d in yaml.safe_load_all(out) if d]
+    """`helm template` with the overlays' image name (later flags may set another)."""
+    args = ["template", "kube-rehash", str(CHART), "--namespace", "kube-rehash", *IMAGE, *flags]
+    return [d for d in yaml.safe_load_all(run_helm(helm, *args).stdout) if d]
+
+
+def cronjob_tree(tmp_path: Path, overlay: str, removed: list[str]) -> Path:
+    """A copy of cronjob/ whose `overlay` lists none of the `removed` components: what a user who withholds
+    those features' permissions edits in their copy of the overlay."""
+    tree = tmp_path / "cronjob"
+    shutil.copytree(CRONJOB_DIR, tree)
+    kustomization = tree / overlay / "kustomization.yaml"
+    text = kustomization.read_text(encoding="utf-8")
+    for name in removed:
+        line = f"  - ../components/{name}\n"
+        assert line in text, f"cronjob/{overlay} does not list the component {name}"
+        text = text.replace(line, "")
+    kustomization.write_text(text, encoding="utf-8")
+    return tree
 
 
 def kustomize(tmp_path: Path, parts: list[str]) -> list[Doc]:
-    """`kubectl kustomize` of an overlay, plus components through a throw-away kustomization."""
-    if len(parts) == 1:
-        directory = CRONJOB_DIR / parts[0]
+    """`kubectl kustomize` of an overlay, minus the components named "-name" (cronjob_tree), plus the
+    components named after it through a throw-away kustomization."""
+    removed = [p[1:] for p in parts[1:] if p.startswith("-")]
+    added = [p for p in parts[1:] if not p.startswith("-")]
+    tree = cronjob_tree(tmp_path, parts[0], removed) if removed else CRONJOB_DIR
+    if not added:
+        directory = tree / parts[0]
     else:
-        directory = tmp_path / "-".join(p.replace("/", "_") for p in parts)
+        directory = tmp_path / "overlay"
         directory.mkdir()
-        up = os.path.relpath(CRONJOB_DIR, directory)
-        components = ", ".join(f"{up}/{p}" for p in parts[1:])
+        up = os.path.relpath(tree, directory)
+        components = ", ".join(f"{up}/{p}" for p in added)
         (directory / "kustomization.yaml").write_text(
             f"resources: [{up}/{parts[0]}]\ncomponents: [{components}]\n", encoding="utf-8"
         )
@@ -250,28 +305,140 @@ def test_existing_hash_key_secret_is_not_generated(helm: Path) -> None:
 
 
 def install_notes(helm: Path, *flags: str) -> str:
-    """The NOTES `helm install` prints (a client-side dry run: no cluster)."""
+    """The notes `helm install` prints (a client-side dry run: no cluster), without helm's own heading."""
     args = ["install", "kube-rehash", str(CHART), "--namespace", "kube-rehash", "--dry-run=client", *flags]
     out = run_helm(helm, *args).stdout
-    return out[out.index("NOTES:") :]
+    return out[out.index("NOTES:\n") + len("NOTES:\n") :]
 
 
-def test_install_notes_say_how_to_run_a_pass_now_read_it_and_plan_with_the_clusters_key(helm: Path) -> None:
-    notes = install_notes(helm)
-    assert "kubectl -n kube-rehash create job --from=cronjob/kube-rehash kube-rehash-now" in notes
-    assert "kubectl -n kube-rehash logs job/kube-rehash-now" in notes
-    assert "get secret kube-rehash-hash-key -o jsonpath='{.data.key}' | base64 -d > kube-rehash.key" in notes
-    assert "KUBE_REHASH_HASH_KEY_FILE=kube-rehash.key kube-rehash plan\n" in notes
-    assert "ghcr.io/kube-rehash/kube-rehash:" in notes and "image.repository" in notes
+def test_install_notes_are_the_generated_text_the_chart_readme_shows(helm: Path) -> None:
+    """What helm prints for the README's example install is gen-chart-notes.py's example, word for word
+    (tests/test_chart_notes.py runs that example's commands against the simulator)."""
+    notes = load_notes_generator()
+    flags = notes.EXAMPLE_INSTALL.split(" charts/kube-rehash -n kube-rehash ", 1)[1].split()
+    assert install_notes(helm, *flags) == notes.example()
 
 
-def test_install_notes_follow_the_scope_the_key_secret_and_the_shards(helm: Path) -> None:
-    flags = ["--set", "scope.namespaces={team-a,team-b}", "--set", "hashKey.existingSecret=my-key"]
-    notes = install_notes(helm, *flags, "--set", "shards=3")
-    assert "in the namespaces team-a, team-b" in notes
-    assert "get secret my-key -o jsonpath" in notes
-    assert "kube-rehash plan -n team-a -n team-b\n" in notes
-    assert "logs -l job-name=kube-rehash-now --prefix" in notes
+def test_the_objects_the_install_notes_name_are_the_charts(helm: Path) -> None:
+    """The CronJob the notes create a Job from, and the Secret they plan with, are rendered where named."""
+    example = load_notes_generator().example()
+    job = re.search(r"kubectl -n (\S+) create job --from=cronjob/(\S+) ", example)
+    key = re.search(r"--hash-key-secret (\S+)/(\S+)", example)
+    assert job and key
+    docs = {
+        (d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in helm_template(helm)
+    }
+    assert ("CronJob", job.group(1), job.group(2)) in docs
+    secret = docs[("Secret", key.group(1), key.group(2))]
+    assert list(secret["data"]) == ["key"]  # the data key --hash-key-secret reads
+
+
+def test_install_notes_follow_the_scope_the_key_secret_the_prefix_and_the_shards(helm: Path) -> None:
+    flags = [*IMAGE, *NAMESPACED, "--set", "hashKey.existingSecret=my-key", "--set", "shards=3"]
+    notes = install_notes(helm, *flags, "--set", "config.annotationPrefix=rehash.example.com")
+    assert 'schedule "*/5 * * * *", in the namespaces team-a, team-b. Only' in notes
+    assert "kube-rehash plan --hash-key-secret kube-rehash/my-key -n team-a -n team-b\n" in notes
+    assert "kubectl -n kube-rehash logs -l job-name=kube-rehash-now --prefix\n" in notes
+    assert "kubectl annotate deployment/web rehash.example.com/watch=true\n" in notes
+    from_config = install_notes(helm, *IMAGE, "--set", "config.namespaces={team-c}")
+    assert "in the namespaces team-c. Only" in from_config
+    assert "kube-rehash plan --hash-key-secret kube-rehash/kube-rehash-hash-key -n team-c\n" in from_config
+
+
+def test_an_empty_image_repository_is_refused_saying_how_to_build_and_set_it(helm: Path) -> None:
+    result = run_helm(helm, "template", "kube-rehash", str(CHART), check=False)
+    assert result.returncode != 0
+    assert "image.repository is empty: no kube-rehash image is published. Build it" in result.stderr
+    assert "(make image)" in result.stderr and "docs/release.md" in result.stderr
+    values = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
+    assert values["image"]["repository"] == ""
+
+
+def test_config_namespaces_alone_grants_roles_in_them_and_no_cluster_wide_permission(
+    helm: Path, tmp_path: Path
+) -> None:
+    docs = helm_template(helm, "--set", "config.namespaces={team-a,team-b}")
+    kinds = {(d["kind"], d["metadata"].get("namespace", "")) for d in docs}
+    assert not {k for k, _ in kinds} & {"ClusterRole", "ClusterRoleBinding"}
+    assert {k for k in kinds if k[0] in ("Role", "RoleBinding")} == {
+        (kind, ns) for kind in ("Role", "RoleBinding") for ns in ("team-a", "team-b")
+    }
+    overlay = {
+        d["metadata"]["namespace"]: d for d in kustomize(tmp_path, ["namespaced"]) if d["kind"] == "Role"
+    }
+    for role in (d for d in docs if d["kind"] == "Role"):
+        assert role["rules"] == overlay[role["metadata"]["namespace"]]["rules"]
+    config = yaml.safe_load(next(d for d in docs if d["kind"] == "ConfigMap")["data"]["config.yaml"])
+    assert config["namespaces"] == ["team-a", "team-b"]
+    cronjob = next(d for d in docs if d["kind"] == "CronJob")
+    args = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "-n" not in args  # the pass reads them from its config file
+
+
+def test_scope_and_config_namespaces_that_differ_are_refused(helm: Path) -> None:
+    args = ["template", "kube-rehash", str(CHART), *IMAGE, *NAMESPACED, "--set", "config.namespaces={team-a}"]
+    result = run_helm(helm, *args, check=False)
+    assert result.returncode != 0
+    assert 'scope.namespaces ["team-a","team-b"] and config.namespaces ["team-a"] differ' in result.stderr
+    same = helm_template(helm, *NAMESPACED, "--set", "config.namespaces={team-a,team-b}")
+    assert {d["metadata"]["namespace"] for d in same if d["kind"] == "Role"} == {"team-a", "team-b"}
+
+
+ROLLOUTS_RULE = {"apiGroups": ["argoproj.io"], "resources": ["rollouts"], "verbs": ["get", "list", "patch"]}
+EVICT_RULE = {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]}
+
+
+def _role(docs: list[Doc]) -> Doc:
+    return next(d for d in docs if d["kind"] == "ClusterRole")
+
+
+def _env(docs: list[Doc]) -> dict[str, str]:
+    cronjob = next(d for d in docs if d["kind"] == "CronJob")
+    container = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    return {e["name"]: e["value"] for e in container.get("env", [])}
+
+
+def test_the_rollouts_rule_follows_the_kinds_the_pass_lists(helm: Path) -> None:
+    assert ROLLOUTS_RULE in _role(helm_template(helm))["rules"]
+    without = helm_template(
+        helm, "--set", "argoRollouts=false", "--set", "config.kinds={Deployment,CloneSet}"
+    )
+    assert ROLLOUTS_RULE not in _role(without)["rules"]
+    assert _env(without) == {"KUBE_REHASH_KINDS": "Deployment,CloneSet"}
+    fewer_kinds = helm_template(helm, "--set", "config.kinds={Deployment,CronJob}")
+    assert ROLLOUTS_RULE not in _role(fewer_kinds)["rules"] and _env(fewer_kinds) == {}
+
+
+def test_restart_evict_in_the_config_grants_eviction_without_the_evict_value(helm: Path) -> None:
+    assert EVICT_RULE not in _role(helm_template(helm))["rules"]
+    by_config = _role(helm_template(helm, "--set", "config.restart=evict"))["rules"]
+    assert by_config == _role(helm_template(helm, "--set", "evict=true"))["rules"]
+    assert EVICT_RULE in by_config
+
+
+def test_the_values_and_readme_document_every_permission_switch() -> None:
+    values = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
+    readme = (CHART / "README.md").read_text(encoding="utf-8")
+    defaults = {"argoRollouts": True, "secretsStoreCsi": True, "runOnChange": True, "evict": False}
+    assert {k: values[k] for k in defaults} == defaults
+    for name in defaults:
+        assert f"| `{name}` |" in readme
+
+
+def test_the_chart_readme_and_notes_name_no_issue_or_project_history() -> None:
+    for path in (CHART / "README.md", CHART / "templates" / "NOTES.txt", CHART / "values.yaml"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"(?i)\bissue\b|#\d+|\bround\b|\bno longer\b", text), path.name
+
+
+def load_notes_generator() -> Any:
+    """scripts/gen-chart-notes.py as a module (its name is not an identifier)."""
+    spec = importlib.util.spec_from_file_location("gen_chart_notes", ROOT / "scripts" / "gen-chart-notes.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.mark.parametrize(
@@ -285,7 +452,7 @@ def test_install_notes_follow_the_scope_the_key_secret_and_the_shards(helm: Path
     ],
 )
 def test_values_schema_rejects_bad_values(helm: Path, flag: str, field: str) -> None:
-    result = run_helm(helm, "template", "kube-rehash", str(CHART), "--set", flag, check=False)
+    result = run_helm(helm, "template", "kube-rehash", str(CHART), *IMAGE, "--set", flag, check=False)
     assert result.returncode != 0, f"--set {flag} rendered"
     assert "values don't meet the specifications of the schema" in result.stderr, result.stderr
     assert field in result.stderr, result.stderr
@@ -312,6 +479,7 @@ def test_namespace_selector_grants_list_on_namespaces_in_cluster_scope_only(
         "template",
         "kube-rehash",
         str(CHART),
+        *IMAGE,
         "--set",
         "config.namespaceSelector=team=payments",
         "--set",
@@ -319,3 +487,16 @@ def test_namespace_selector_grants_list_on_namespaces_in_cluster_scope_only(
         check=False,
     )
     assert namespaced.returncode != 0 and "needs the cluster scope" in namespaced.stderr
+    from_config = run_helm(
+        helm,
+        "template",
+        "kube-rehash",
+        str(CHART),
+        *IMAGE,
+        "--set",
+        "config.namespaceSelector=team=payments",
+        "--set",
+        "config.namespaces={team-a}",
+        check=False,
+    )
+    assert from_config.returncode != 0 and "needs the cluster scope" in from_config.stderr

@@ -14,6 +14,8 @@ import pytest
 import yaml
 
 from reconcile.config.settings import load_settings
+from reconcile.model.kinds import BUILTIN_KINDS
+from tests.test_chart import cronjob_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 CRONJOB_DIR = ROOT / "cronjob"
@@ -22,6 +24,13 @@ OVERLAYS = ("base", "cluster", "namespaced", "sharded", "job")
 # Oldest and newest supported Kubernetes versions (docs/install.md says the same).
 K8S_VERSIONS = ("1.29.0", "1.37.0")
 COMPONENT = "components/secrets-get-only"
+# The components a user adds to an overlay (the overlays list the others themselves).
+COMPONENTS = (
+    "components/secrets-get-only",
+    "components/evict",
+    "components/namespace-selector",
+    "components/without-argo-rollouts",
+)
 IMAGE = "ghcr.io/kube-rehash/kube-rehash:0.1.0"
 RUN_ARGS = ["run", "--config", "/etc/kube-rehash/config.yaml", "--timeout", "240", "--log-format", "json"]
 HASH_KEY_FILE = "/var/run/secrets/kube-rehash/key"
@@ -38,13 +47,13 @@ def _kustomize(directory: Path) -> list[Doc]:
     return [d for d in yaml.safe_load_all(result.stdout) if d]
 
 
-def _with_component(tmp_path: Path, overlay: str) -> list[Doc]:
-    """Render `overlay` plus the secrets-get-only component through a throw-away kustomization."""
+def _with_component(tmp_path: Path, overlay: str, component: str = COMPONENT) -> list[Doc]:
+    """Render `overlay` plus a component (secrets-get-only by default) through a throw-away kustomization."""
     root = tmp_path / overlay
     root.mkdir()
     up = os.path.relpath(CRONJOB_DIR, root)
     (root / "kustomization.yaml").write_text(
-        f"resources: [{up}/{overlay}]\ncomponents: [{up}/{COMPONENT}]\n", encoding="utf-8"
+        f"resources: [{up}/{overlay}]\ncomponents: [{up}/{component}]\n", encoding="utf-8"
     )
     return _kustomize(root)
 
@@ -130,9 +139,17 @@ def test_every_rendered_object_is_valid_for_the_supported_kubernetes_versions(
             )
 
 
-@pytest.mark.parametrize("overlay", ["cluster", "namespaced"])
-def test_the_secrets_get_only_component_renders_valid_objects(tmp_path: Path, overlay: str) -> None:
-    for doc in _with_component(tmp_path, overlay):
+@pytest.mark.parametrize(
+    ("overlay", "component"),
+    [
+        (overlay, component)
+        for overlay in ("cluster", "namespaced")
+        for component in COMPONENTS
+        if (overlay, component) != ("namespaced", "components/namespace-selector")  # cluster scope only
+    ],
+)
+def test_every_component_renders_valid_objects(tmp_path: Path, overlay: str, component: str) -> None:
+    for doc in _with_component(tmp_path, overlay, component):
         for version in K8S_VERSIONS:
             kubernetes_validate.validate(doc, version, strict=True)
 
@@ -301,13 +318,55 @@ def test_the_cluster_overlay_grants_exactly_the_needed_rules(rendered: dict[str,
     ]
 
 
-def test_the_jobs_permission_is_a_separate_rule_users_can_delete(rendered: dict[str, list[Doc]]) -> None:
-    for docs, kind in ((rendered["cluster"], "ClusterRole"), (rendered["namespaced"], "Role")):
-        roles = [d for d in docs if d["kind"] == kind]
-        for role in roles:
-            assert {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create"]} in role["rules"]
-    source = (CRONJOB_DIR / "cluster/clusterrole.yaml").read_text(encoding="utf-8")
-    assert "Delete this rule" in source.split("resources: [jobs]")[0].rsplit("- apiGroups", 1)[0]
+# The features whose permissions are components: the overlays' own list (on by default, as the shipped config
+# uses them whenever a workload asks), and the rules each adds.
+DEFAULT_COMPONENTS: dict[str, set[Rule]] = {
+    "secrets-store-csi": {
+        ("", "pods", "list"),
+        ("secrets-store.csi.x-k8s.io", "secretproviderclasspodstatuses", "list"),
+    },
+    "run-on-change": {("batch", "jobs", "create")},
+}
+ROLLOUT_RULES = _grant({"argoproj.io": ["rollouts"]}, ["get", "list", "patch"])
+
+
+@pytest.mark.parametrize("overlay", ["cluster", "namespaced"])
+def test_the_overlays_list_the_default_feature_components_one_line_each(overlay: str) -> None:
+    text = (CRONJOB_DIR / overlay / "kustomization.yaml").read_text(encoding="utf-8")
+    assert yaml.safe_load(text)["components"] == [f"../components/{c}" for c in DEFAULT_COMPONENTS]
+
+
+@pytest.mark.parametrize("component", list(DEFAULT_COMPONENTS))
+@pytest.mark.parametrize(("overlay", "kind"), [("cluster", "ClusterRole"), ("namespaced", "Role")])
+def test_a_feature_component_removed_from_the_overlay_takes_exactly_its_rules_away(
+    tmp_path: Path, component: str, overlay: str, kind: str
+) -> None:
+    tree = cronjob_tree(tmp_path, overlay, [component])
+    docs = _kustomize(tree / overlay)
+    roles = [d for d in docs if d["kind"] == kind]
+    assert roles
+    for role in roles:
+        assert _rules(role) == NAMESPACED_RULES - DEFAULT_COMPONENTS[component]
+    assert _pod(docs) == _pod(_kustomize(CRONJOB_DIR / overlay))  # permissions only
+
+
+@pytest.mark.parametrize(("overlay", "kind"), [("cluster", "ClusterRole"), ("namespaced", "Role")])
+def test_without_argo_rollouts_drops_the_rollouts_rule_and_the_kind_the_pass_lists(
+    tmp_path: Path, overlay: str, kind: str
+) -> None:
+    docs = _with_component(tmp_path, overlay, "components/without-argo-rollouts")
+    for role in (d for d in docs if d["kind"] == kind):
+        assert _rules(role) == NAMESPACED_RULES - ROLLOUT_RULES
+    (container,) = _pod(docs)["containers"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    config = tmp_path / "config.yaml"
+    config.write_text(_one(docs, "ConfigMap")["data"]["config.yaml"], encoding="utf-8")
+    key = tmp_path / "key"
+    key.write_text("k" * 32)
+    settings = load_settings(
+        config_file=str(config), env={**env, "KUBE_REHASH_HASH_KEY_FILE": str(key)}, flags={}
+    )
+    assert [k.kind for k in settings.scope.kinds] == [k.kind for k in BUILTIN_KINDS if k.kind != "Rollout"]
 
 
 def test_the_namespaced_overlay_has_no_cluster_scoped_permission(rendered: dict[str, list[Doc]]) -> None:
@@ -384,6 +443,8 @@ def test_the_install_doc_uses_the_shipped_paths_and_names() -> None:
     doc = (ROOT / "docs/install.md").read_text(encoding="utf-8")
     for overlay in ("cluster", "namespaced", "sharded", "job"):
         assert f"cronjob/{overlay}" in doc
+    for component in (*COMPONENTS, *(f"components/{c}" for c in DEFAULT_COMPONENTS)):
+        assert f"cronjob/{component}/" in doc
     assert "kubectl create job --from=cronjob/kube-rehash kube-rehash-now" in " ".join(doc.split())
     assert "kube-rehash-hash-key" in doc
     for version in K8S_VERSIONS:

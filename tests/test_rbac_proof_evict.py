@@ -1,7 +1,9 @@
 """The RBAC of restart by eviction is exactly enough: the shipped cluster role plus the `evict` component
-(cronjob/components/evict, chart value `evict`) lets a pass evict an operator-owned Deployment's old pods
-without a 403, and taking away either of the component's permissions, or the ReplicaSet list the owner
-chain needs, makes that pass fail visibly. Without the component nothing changes (tests/test_rbac_proof.py).
+(cronjob/components/evict; chart value `evict`, or config `restart: evict`) lets a pass evict an
+operator-owned Deployment's old pods without a 403, and taking away either of the component's permissions,
+or the ReplicaSet list the owner chain needs, makes that pass fail visibly; eviction keeps its own `list` on
+pods when the Secrets Store CSI component is taken out. Without the component nothing changes
+(tests/test_rbac_proof.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from reconcile.settings.table import Settings
 from rehash_simulator import Simulator
 from tests.e2e.conftest import Cluster
 from tests.evicting import change, pods, seed
+from tests.test_chart import kustomize
 from tests.test_rbac_proof import (
     EXPECTED_ATOMS,
     KUBECTL,
@@ -92,3 +95,14 @@ def test_without_one_permission_eviction_fails_visibly(
     reports, sim, left = evicting_passes(tmp_path, without(evict_rbac, atom))
     assert failures(reports), f"no pass failed without {atom}"
     assert sim.log.count(status=403) > 0 and left == ["web-1-0", "web-1-1"]
+
+
+def test_eviction_lists_pods_by_its_own_rule_with_the_csi_component_taken_out(tmp_path: Path) -> None:
+    """The Secrets Store CSI component grants `list` on pods too; withheld, eviction still has its own."""
+    rbac = rbac_docs(kustomize(tmp_path, ["cluster", "-secrets-store-csi", "components/evict"]))
+    role = next(d for d in rbac if d["kind"] == "ClusterRole")
+    csi_only = ("secrets-store.csi.x-k8s.io", "secretproviderclasspodstatuses", "list")
+    assert atoms_of(role["rules"]) == (EXPECTED_ATOMS - {csi_only}) | EVICT_ATOMS
+    reports, sim, left = evicting_passes(tmp_path, rbac)
+    assert failures(reports) == [] and sim.log.count(status=403) == 0
+    assert [r.action for r in reports[1].rows] == ["rollout"] and left == ["web-1-1"]

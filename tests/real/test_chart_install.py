@@ -28,7 +28,7 @@ from tests.real.conftest import (
 )
 from tests.real.test_cronjob_pod import Installed, adopt_roll_once_then_in_sync
 from tests.real.test_rbac import TEAMS
-from tests.test_chart import CHART, EXTRA_VALUES, MATRIX, run_helm
+from tests.test_chart import CHART, EXTRA_VALUES, IMAGE, MATRIX, run_helm
 
 pytestmark = pytest.mark.helm
 
@@ -93,6 +93,7 @@ def helm_installed(kube: Kube, helm: Path, tmp_path: Path) -> Iterator[Installed
         "-n",
         "kube-rehash",
         "--create-namespace",
+        *IMAGE,
         "--set",
         "scope.namespaces={team-a,team-b}",
         "--set",
@@ -127,12 +128,20 @@ def test_helm_installed_cronjob_pod_adopts_rolls_once_then_is_in_sync(
 
 
 def test_helm_upgrade_keeps_the_generated_hash_key(kube: Kube, helm: Path) -> None:
-    """`lookup` keeps the key across upgrades: a new key would change every stored hash and roll all."""
+    """`lookup` keeps the key across upgrades (a new key would re-record every workload's hash once)."""
     cp = kube.cp
     kubeconfig = ["--kubeconfig", str(cp.kubeconfig)]
     path = "/api/v1/namespaces/kube-rehash/secrets/kube-rehash-hash-key"
     run_helm(
-        helm, "install", "kube-rehash", str(CHART), "-n", "kube-rehash", "--create-namespace", *kubeconfig
+        helm,
+        "install",
+        "kube-rehash",
+        str(CHART),
+        "-n",
+        "kube-rehash",
+        "--create-namespace",
+        *IMAGE,
+        *kubeconfig,
     )
     try:
         before = cp.api("GET", path)["data"]["key"]  # compared, never printed
@@ -143,6 +152,7 @@ def test_helm_upgrade_keeps_the_generated_hash_key(kube: Kube, helm: Path) -> No
             str(CHART),
             "-n",
             "kube-rehash",
+            *IMAGE,
             "--set",
             "config.qps=10",
             *kubeconfig,
@@ -166,7 +176,16 @@ def test_helm_uninstall_keeps_the_generated_hash_key_and_a_reinstall_adopts_it(
     cp = kube.cp
     kubeconfig = ["--kubeconfig", str(cp.kubeconfig)]
     path = "/api/v1/namespaces/kube-rehash/secrets/kube-rehash-hash-key"
-    install = ("install", "kube-rehash", str(CHART), "-n", "kube-rehash", "--create-namespace", *kubeconfig)
+    install = (
+        "install",
+        "kube-rehash",
+        str(CHART),
+        "-n",
+        "kube-rehash",
+        "--create-namespace",
+        *IMAGE,
+        *kubeconfig,
+    )
     run_helm(helm, *install)
     try:
         before = cp.api("GET", path)["data"]["key"]  # compared, never printed

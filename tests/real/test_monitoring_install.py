@@ -24,7 +24,7 @@ from reconcile import __version__
 from tests.cluster.controlplane import ControlPlane
 from tests.prerequisites import skip_or_fail
 from tests.real.conftest import namespace_gone, no_terminating_namespaces, wait_until
-from tests.test_chart import run_helm
+from tests.test_chart import IMAGE, run_helm
 
 pytestmark = pytest.mark.helm
 
@@ -73,6 +73,7 @@ def test_helm_installs_the_packaged_chart_with_the_alert_rules_and_the_dashboard
         wait_until("other tests' namespaces to be deleted", lambda: no_terminating_namespaces(control), 180)
         chart = dist / f"kube-rehash-{__version__}.tgz"
         values = [
+            *IMAGE,
             *(
                 "--set",
                 "monitoring.prometheusRule.enabled=true",
