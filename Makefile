@@ -77,6 +77,7 @@ check: lint typecheck
 # tests/test_config_drift.py (in `make test`) fails naming any stale one.
 config: $(VENV)/.installed-test
 	$(BIN)/python scripts/gen-config.py
+	$(BIN)/python scripts/gen-chart-notes.py
 
 # The real Kubernetes control plane tests/real runs against (needs Go). KUBE_VERSION=1.34 picks a supported
 # minor of tests/cluster/versions.txt (pinned release and etcd; default the newest) for control-plane,
