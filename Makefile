@@ -72,9 +72,10 @@ test: lint typecheck unit
 check: lint typecheck
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not chaos and not real and not image and not helm and not promtool and not slow"
 
-# Every file that lists settings, written from the one settings table (reconcile/config/fields.py): the config
-# schema, the shipped config files, the cronjob/ copies, the chart's config values and values schema.
-# tests/test_config_drift.py (in `make test`) fails naming any stale one.
+# Every file that lists settings, written from the one settings table (reconcile/settings/): the config
+# schema, the shipped config files, the cronjob/ copies, the chart's config values and values schema; and the
+# chart's NOTES.txt from its one text (scripts/gen-chart-notes.py). tests/test_config_drift.py and
+# tests/test_chart.py (in `make test`) fail naming any stale one.
 config: $(VENV)/.installed-test
 	$(BIN)/python scripts/gen-config.py
 	$(BIN)/python scripts/gen-chart-notes.py
