@@ -15,8 +15,9 @@ from reconcile.model.kinds import CRONJOB, STATEFULSET
 from reconcile.model.pods import Pod, controlled_pods, evict_batch, old_pods
 from reconcile.model.sources import Hashed, NamespaceSources, SourceKey
 from reconcile.model.workload import Listed, Target, revise
-from reconcile.policy.decision import Action, Decision, settle_listed
+from reconcile.policy.decision import Action, Decision
 from reconcile.policy.evict import plan_eviction, pods_wanted
+from reconcile.policy.table import settle_listed
 from tests.workloads import make_target
 
 CHANGED = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)

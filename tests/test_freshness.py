@@ -31,8 +31,9 @@ from reconcile.model.references import DiscoverySettings
 from reconcile.model.sources import Hashed, NamespaceSources, SourceKey, SourceMeta
 from reconcile.model.workload import read_target, revise
 from reconcile.policy.decide import Rules, change_times, decide_target
-from reconcile.policy.decision import Action, decide
+from reconcile.policy.decision import Action
 from reconcile.policy.patches import build_patch
+from reconcile.policy.table import decide
 from reconcile.settings.policy import PolicySettings
 
 T0 = datetime(2026, 11, 25, 12, 0, 0, tzinfo=UTC)

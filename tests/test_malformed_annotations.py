@@ -13,7 +13,7 @@ from reconcile.model.kinds import CRONJOB, DEPLOYMENT, Kind
 from reconcile.model.references import COMPAT_NAMES, DiscoverySettings
 from reconcile.model.sources import NamespaceSources, SourceKey, flag_keys, read_meta
 from reconcile.model.workload import read_target
-from reconcile.pipeline.listing import listed_view
+from reconcile.pipeline.listing import opted_in_view
 from reconcile.policy.decide import decide_target
 from reconcile.policy.decision import Action, Decision
 from reconcile.policy.rules import Rules
@@ -168,7 +168,7 @@ def test_a_malformed_annotation_skips_the_workload_naming_it_every_pass(
 ) -> None:
     kind = CRONJOB if "run-on-change" in annotation else DEPLOYMENT
     obj = item({**annotations, **recorded}, kind)
-    listed = listed_view(obj, kind, settings)
+    listed = opted_in_view(obj, kind, settings)
     assert listed is not None, "the workload gets a row, never dropped in silence"
     settled = triage_one(listed, "")
     assert isinstance(settled, Decision) and settled.action is Action.SKIPPED
@@ -180,17 +180,17 @@ def test_a_malformed_annotation_skips_the_workload_naming_it_every_pass(
 
 
 def test_booleans_true_and_false_are_the_only_values_and_false_is_no_row() -> None:
-    assert listed_view(item({"kube-rehash.io/watch": "false"}), DEPLOYMENT, OWN) is None
-    listed = listed_view(item(WATCH), DEPLOYMENT, OWN)
+    assert opted_in_view(item({"kube-rehash.io/watch": "false"}), DEPLOYMENT, OWN) is None
+    listed = opted_in_view(item(WATCH), DEPLOYMENT, OWN)
     assert listed is not None and not listed.problems
-    ignored = listed_view(item({**WATCH, "kube-rehash.io/ignore": "true"}), DEPLOYMENT, OWN)
+    ignored = opted_in_view(item({**WATCH, "kube-rehash.io/ignore": "true"}), DEPLOYMENT, OWN)
     assert ignored is not None
     decision = triage_one(ignored, "")
     assert isinstance(decision, Decision) and decision.reason.startswith("ignored")
 
 
 def test_peers_annotations_are_not_read_with_compat_off() -> None:
-    assert listed_view(item({"reloader.stakater.com/auto": "yes"}), DEPLOYMENT, OWN) is None
+    assert opted_in_view(item({"reloader.stakater.com/auto": "yes"}), DEPLOYMENT, OWN) is None
 
 
 SOURCE_CASES: list[Any] = [

@@ -15,7 +15,8 @@ import pytest
 from reconcile.model.choices import OnChange
 from reconcile.model.workload import revise
 from reconcile.output.notice import TEXT_LINES, Change, PassIdentity, build_document, encode
-from reconcile.policy.decision import Action, Decision, decide
+from reconcile.policy.decision import Action, Decision
+from reconcile.policy.table import decide
 from tests.test_plan import NOW, observed, target
 from tests.test_plan_notify import CHANGED
 

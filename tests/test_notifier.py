@@ -23,9 +23,10 @@ from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.notifier import Notifier
 from reconcile.pipeline.write import Writer
 from reconcile.pipeline.writes import PassWrites
-from reconcile.policy.decide import Planned
-from reconcile.policy.decision import Action, Decision, Deferral, decide
+from reconcile.policy.decision import Action, Decision, Deferral
 from reconcile.policy.outcome import Outcome
+from reconcile.policy.planned import Planned
+from reconcile.policy.table import decide
 from reconcile.settings.table import Settings
 from tests.test_plan import NOW, observed
 from tests.test_plan_notify import CHANGED

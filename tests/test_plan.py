@@ -11,8 +11,9 @@ from reconcile.model.bookkeeping import Bookkeeping, SourceRecord
 from reconcile.model.kinds import CRONJOB, STATEFULSET
 from reconcile.model.references import Discovery
 from reconcile.model.workload import Target, revise
-from reconcile.policy.decision import Action, Decision, Observed, decide, decide_early
+from reconcile.policy.decision import Action, Decision, Observed
 from reconcile.policy.limits import apply_budget
+from reconcile.policy.table import decide, decide_early
 from tests.workloads import make_target
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)

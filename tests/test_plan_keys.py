@@ -11,7 +11,8 @@ from reconcile.model.bookkeeping import Bookkeeping, SourceRecord
 from reconcile.model.choices import OnChange
 from reconcile.model.hashing import digest_entries, key_fingerprint, seal
 from reconcile.model.workload import Target
-from reconcile.policy.decision import Action, Observed, decide, observed_from
+from reconcile.policy.decision import Action, Observed, observed_from
+from reconcile.policy.table import decide
 from tests.workloads import make_target
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)

@@ -13,9 +13,10 @@ from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.windows import parse_windows
 from reconcile.model.workload import read_target, revise
-from reconcile.policy.decision import Action, decide
+from reconcile.policy.decision import Action
 from reconcile.policy.limits import apply_budget
 from reconcile.policy.patches import build_patch
+from reconcile.policy.table import decide
 from tests.test_plan import NOW, REC_A, REC_A2, observed, target
 
 STORED = Bookkeeping("v1:old", (REC_A,), "", NOW - timedelta(hours=1))

@@ -12,7 +12,8 @@ from reconcile.model.bookkeeping import Bookkeeping
 from reconcile.model.kinds import CRONJOB, STATEFULSET
 from reconcile.model.windows import ALWAYS_OPEN, WindowError, parse_windows
 from reconcile.model.workload import Listed, Target
-from reconcile.policy.decision import Action, Observed, decide, decide_early, settle_listed
+from reconcile.policy.decision import Action, Observed
+from reconcile.policy.table import decide, decide_early, settle_listed
 from tests.test_plan import DISC, REC_A, REC_A2, REC_A_LABEL, observed, target
 
 # Saturday 21 November 2026, 12:00 UTC.

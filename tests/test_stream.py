@@ -1,5 +1,5 @@
-"""Cluster-wide lists taken a namespace at a time (pipeline/stream.py), and the tally a streamed pass plans
-from (policy/tally.py): pure, no server."""
+"""Cluster-wide lists taken a namespace at a time (pipeline/namespace_stream.py), and the tally a streamed
+pass plans from (policy/tally.py): pure, no server."""
 
 from __future__ import annotations
 
@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from reconcile.errors import BudgetExhausted, RehashError
 from reconcile.model.kinds import DEPLOYMENT, STATEFULSET
 from reconcile.model.order import namespace_order
-from reconcile.pipeline.stream import NamespaceStream, namespace_of, next_namespace, runs_of, take_each
+from reconcile.pipeline.namespace_stream import (
+    NamespaceStream,
+    namespace_of,
+    next_namespace,
+    runs_of,
+    take_each,
+)
 from reconcile.policy.reads import KIND_IN_FULL_MIN, estimate_reads
 from reconcile.policy.tally import Tally, tally_of
 from reconcile.policy.triage import triage_listed

@@ -19,8 +19,9 @@ from reconcile.model.references import DiscoverySettings, Reference, discover
 from reconcile.model.sources import NamespaceSources, SourceKey, SourceMeta
 from reconcile.model.workload import Listed, read_listed, read_target, records_trusted, revise
 from reconcile.policy.decide import Rules, confirm_recorded
-from reconcile.policy.decision import Action, Decision, Observed, decide
+from reconcile.policy.decision import Action, Decision, Observed
 from reconcile.policy.patches import build_patch
+from reconcile.policy.table import decide
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 SETTINGS = DiscoverySettings()

@@ -13,7 +13,8 @@ from reconcile.model.kinds import CRONJOB, DEPLOYMENT, Kind
 from reconcile.model.references import Discovery, DiscoverySettings
 from reconcile.model.rollouts import RolloutCheck
 from reconcile.model.workload import Listed, read_listed
-from reconcile.policy.decision import Action, Decision, Deferral, defer, settle_listed
+from reconcile.policy.decision import Action, Decision, Deferral, defer
+from reconcile.policy.table import settle_listed
 from reconcile.policy.waves import hold_waves
 
 AT = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)

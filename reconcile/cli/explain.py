@@ -26,8 +26,9 @@ from reconcile.pipeline.listing import list_targets
 from reconcile.pipeline.planner import open_stage, plan_batch, plan_workload, read_workload, rules_for
 from reconcile.pipeline.read import ReadStage
 from reconcile.policy.classify import references_of
-from reconcile.policy.decision import Action, Decision, window_problem, windows_of
+from reconcile.policy.decision import Action, Decision
 from reconcile.policy.rules import Rules
+from reconcile.policy.table import window_problem, windows_of
 from reconcile.policy.triage import plan_batches
 from reconcile.settings.table import Settings
 

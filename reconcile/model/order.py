@@ -1,7 +1,7 @@
 """The order of a cluster-wide list, which the API server returns in etcd's key order (`namespace/name`).
 
 Why it matters: each namespace's objects come together, and lists of different resources meet the
-namespaces in the same order, so a pass can walk them in step (pipeline/stream.py) and plan from
+namespaces in the same order, so a pass can walk them in step (pipeline/namespace_stream.py) and plan from
 counts kept in that order (policy/tally.py). The full key of one object is `kube.client.storage_key`.
 """
 

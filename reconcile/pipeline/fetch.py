@@ -38,7 +38,7 @@ from reconcile.model.sources import (
     read_meta,
 )
 from reconcile.pipeline.bounded_list import BoundedList, CappedList
-from reconcile.pipeline.stream import NamespaceStream, namespace_of, take_each
+from reconcile.pipeline.namespace_stream import NamespaceStream, namespace_of, take_each
 from reconcile.policy.reads import (
     Costs,
     Read,

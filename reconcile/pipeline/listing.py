@@ -29,6 +29,7 @@ from reconcile.model.references import (
     reads_template_annotations,
 )
 from reconcile.model.workload import Listed, honoured_annotations, read_listed
+from reconcile.pipeline.namespace_stream import namespace_of
 from reconcile.pipeline.scope import (
     Scope,
     covers_whole_cluster,
@@ -36,7 +37,6 @@ from reconcile.pipeline.scope import (
     select_namespaces,
     workload_selector,
 )
-from reconcile.pipeline.stream import namespace_of
 from reconcile.pipeline.workload_lists import WorkloadLists
 from reconcile.policy.decision import Decision, Deferral
 from reconcile.policy.outcome import Outcome
@@ -55,10 +55,10 @@ class Listing:
     or deferred scope row per list that did not complete, and how many objects of each kind every
     namespace holds (opted in or not): the size of a list of them, for the read strategy.
 
-    A whole-cluster pass with more than `streamAbove` opted-in workloads does not hold them: `streamed`
-    is set and the listing stops at a sample (`workloads`, the lists still `open`); the walk goes on from
-    them, or `finish` tallies the rest and the walk lists them again (pipeline/streamed.py) from the kinds
-    in `listed_kinds`, planned from the `tally`."""
+    A whole-cluster pass with more than `streamAbove` opted-in workloads does not hold them: `streamed` is set
+    and the listing stops at a sample (`workloads`, the lists still `open`); the walk goes on from them, or
+    `finish` tallies the rest and the walk lists them again (pipeline/streamed_walk.py) from the kinds in
+    `listed_kinds`, planned from the `tally`."""
 
     workloads: list[Listed] = field(default_factory=list)
     failures: list[Outcome] = field(default_factory=list)
@@ -175,7 +175,7 @@ def note_listed(
     peers = foreign_peers(annotations_of(item), discovery.compat)
     if peers:  # most workloads carry no other tool's annotations: no Counter update
         listing.foreign.update(peers)
-    return listed_view(item, kind, discovery)
+    return opted_in_view(item, kind, discovery)
 
 
 def annotations_of(item: dict[str, object]) -> Iterable[str]:
@@ -197,7 +197,7 @@ def say_foreign(foreign: Counter[str]) -> None:
     )
 
 
-def listed_view(item: dict[str, object], kind: Kind, discovery: DiscoverySettings) -> Listed | None:
+def opted_in_view(item: dict[str, object], kind: Kind, discovery: DiscoverySettings) -> Listed | None:
     """The slim view of a listed workload, if it opted in (or tried to, with a malformed annotation)."""
     keys = opt_in_keys(discovery)
     if not keys.intersection(annotations_of(item)) and not (  # no opt-in annotation at all

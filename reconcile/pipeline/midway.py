@@ -1,6 +1,6 @@
 """The workload kinds a light walk lists whole once the cluster past its sample turns out heavy.
 
-A light pass (pipeline/streamed.py, `walk_on`) plans from its sample, the first namespaces in key order,
+A light pass (pipeline/streamed_walk.py, `walk_on`) plans from its sample, the first namespaces in key order,
 and lists no kind in full. The sample can mislead: a first install cut by its budget adopts a stretch of
 namespaces, and the next pass's sample may be that stretch, in sync, while the namespaces after it have
 never been seen. Each of those then reads its workloads' specs with a namespace list or GETs per kind:
@@ -25,7 +25,7 @@ from reconcile.errors import RehashError
 from reconcile.kube.client import KubeClient
 from reconcile.model.kinds import Kind
 from reconcile.model.workload import Listed
-from reconcile.pipeline.stream import NamespaceStream, take_each
+from reconcile.pipeline.namespace_stream import NamespaceStream, take_each
 from reconcile.policy.reads import choose_kind_whole_midway, pages
 from reconcile.policy.triage import Triage
 

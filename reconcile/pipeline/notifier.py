@@ -29,7 +29,7 @@ from reconcile.model.choices import DryRun
 from reconcile.output.notice import Change, PassIdentity, build_document, encode
 from reconcile.output.webhook import Sender, WebhookError, check_url
 from reconcile.pipeline.budget import Budget
-from reconcile.policy.decide import Planned
+from reconcile.policy.planned import Planned
 from reconcile.settings.table import Settings
 
 log = logging.getLogger(__name__)

@@ -26,9 +26,9 @@ from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage
 from reconcile.pipeline.views import FullViews
 from reconcile.policy.answer import GONE, Answer, answer
-from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Action, Decision, defer_for_budget
 from reconcile.policy.known import Known
+from reconcile.policy.planned import Planned
 from reconcile.policy.rules import Rules
 from reconcile.policy.triage import Batch, Need, Triage, triage_of, triage_one
 from reconcile.policy.wants import Input, Wants, merge

@@ -25,7 +25,7 @@ from reconcile.model.workload_ref import referenced_path, with_referenced_templa
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.mounts import MountReader
 from reconcile.pipeline.origins import read_origins
-from reconcile.pipeline.pods import read_pods
+from reconcile.pipeline.pod_reads import read_pods
 from reconcile.pipeline.views import Census, FullViews, read_full
 from reconcile.policy.known import Known
 from reconcile.policy.wants import Wants

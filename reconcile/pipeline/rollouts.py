@@ -25,9 +25,10 @@ from reconcile.model.rollouts import RolloutCheck, record_move, stall_message, w
 from reconcile.model.workload import Listed, Target, status_view
 from reconcile.pipeline.views import Census, read_objects
 from reconcile.pipeline.write import Writer
-from reconcile.policy.decide import Planned, with_rollout
+from reconcile.policy.decide import with_rollout
 from reconcile.policy.decision import METADATA_ACTIONS, Action, Decision, Observed
 from reconcile.policy.patches import rollout_state_patch
+from reconcile.policy.planned import Planned
 from reconcile.policy.rules import Rules
 from reconcile.values import value
 

@@ -41,7 +41,6 @@ from reconcile.pipeline.rollouts import RolloutChecks, Watch, watch_of
 from reconcile.pipeline.walk import Walker
 from reconcile.pipeline.write import Writer, Written
 from reconcile.pipeline.writes import PassWrites
-from reconcile.policy.decide import Planned
 from reconcile.policy.decision import (
     WRITING_ACTIONS,
     Action,
@@ -51,6 +50,7 @@ from reconcile.policy.decision import (
 )
 from reconcile.policy.outcome import Outcome
 from reconcile.policy.outcomes import Outcomes
+from reconcile.policy.planned import Planned
 from reconcile.policy.result import PassResult
 from reconcile.policy.rules import Rules
 from reconcile.policy.triage import Batch, Triage

@@ -1,11 +1,11 @@
 """The batches of a pass, in walk order: from its listing, held or streamed, as policy/walk.py chooses.
 
 The pass lists the opted-in workloads metadata-only (pipeline/listing.py). A listing it holds is triaged
-(pure), prepared with the reads that serve many batches (kinds most of whose workloads need their spec,
-listed in full; in a whole-cluster pass the cluster-wide source surveys) and cut into batches. A
-whole-cluster pass with more than `streamAbove` of them walks the cluster namespace by namespace as its
-lists stream (pipeline/streamed.py), on from its listing or after a tally. Whichever walk, the pass sees one
-iterator of (batch, triage) and the scope outcomes of what could not be listed.
+(pure), prepared with the reads that serve many batches (kinds most of whose workloads need their spec, listed
+in full; in a whole-cluster pass the cluster-wide source surveys) and cut into batches. A whole-cluster pass
+with more than `streamAbove` of them walks the cluster namespace by namespace as its lists stream
+(pipeline/streamed_walk.py), on from its listing or after a tally. Whichever walk, the pass sees one iterator
+of (batch, triage) and the scope outcomes of what could not be listed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.listing import Listing, list_targets
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
 from reconcile.pipeline.scope import covers_whole_cluster
-from reconcile.pipeline.streamed import StreamedBatches
+from reconcile.pipeline.streamed_walk import StreamedBatches
 from reconcile.policy.outcome import Outcome
 from reconcile.policy.rules import Rules
 from reconcile.policy.tally import Tally, WalkPlan
@@ -126,7 +126,8 @@ class Walker:
         return ((batch, triage) for batch in rotate(batches, start))
 
     def walk_tallied(self, streamed: StreamedBatches, epoch: float) -> Iterator[tuple[Batch, Triage]]:
-        """The batches of a pass that tallied its listing (pipeline/streamed.py), planned from the tally."""
+        """The batches of a pass that tallied its listing (pipeline/streamed_walk.py), planned from the
+        tally."""
         tally = streamed.tally
         self.hold_for_health(tally)
         estimate = tally.reads_estimate(

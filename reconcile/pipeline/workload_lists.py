@@ -1,15 +1,15 @@
 """The cluster-wide lists of every workload kind, read in step a namespace at a time: one listing that a
 large pass can both plan from and walk.
 
-A whole-cluster pass lists each workload kind once, metadata-only, and takes the namespaces from all the
-lists together, in the order the lists meet them (pipeline/stream.py). It holds the opted-in workloads'
-views until there are more than `streamAbove` of them; a smaller cluster is then listed whole and held.
-A larger one stops there: what it has seen is a sample of the cluster (whole namespaces, every kind), and
-the lists stay open where they stopped. The pass then either walks on from them, deciding each namespace
-as it is taken, so the workloads are listed once (pipeline/streamed.py, `ListedWalk`); or, when the
-sample says the pass is heavy (a kind worth listing in full, a pass that may not fit its budget), it
-tallies the rest of the lists and walks the cluster with a second listing planned from the whole tally
-(`finish`). Either way no page is read twice, and at most one page per kind is held at a time.
+A whole-cluster pass lists each workload kind once, metadata-only, and takes the namespaces from all the lists
+together, in the order the lists meet them (pipeline/namespace_stream.py). It holds the opted-in workloads'
+views until there are more than `streamAbove` of them; a smaller cluster is then listed whole and held. A
+larger one stops there: what it has seen is a sample of the cluster (whole namespaces, every kind), and the
+lists stay open where they stopped. The pass then either walks on from them, deciding each namespace as it is
+taken, so the workloads are listed once (pipeline/streamed_walk.py, `ListedWalk`); or, when the sample says
+the pass is heavy (a kind worth listing in full, a pass that may not fit its budget), it tallies the rest of
+the lists and walks the cluster with a second listing planned from the whole tally (`finish`). Either way no
+page is read twice, and at most one page per kind is held at a time.
 
 Walking by the first namespace any list still holds (`next_namespace`) passes nothing by, whatever
 order a server lists in: a namespace that a list gives out of order is taken twice, never lost.
@@ -25,7 +25,7 @@ from reconcile.kube.client import KubeClient, ListedItems
 from reconcile.model.kinds import Kind
 from reconcile.model.references import DiscoverySettings, reads_template_annotations
 from reconcile.model.workload import Listed
-from reconcile.pipeline.stream import NamespaceStream, each_alive, next_namespace, take_each
+from reconcile.pipeline.namespace_stream import NamespaceStream, each_alive, next_namespace, take_each
 from reconcile.policy.decision import Deferral
 from reconcile.policy.outcome import Outcome
 from reconcile.settings.table import Settings

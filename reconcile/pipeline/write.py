@@ -23,9 +23,9 @@ from reconcile.model.annotations import Annotations
 from reconcile.model.choices import DryRun
 from reconcile.model.workload import Listed, Target
 from reconcile.pipeline.evictions import carry_out
-from reconcile.policy.decide import Planned
 from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, defer_unwritten
 from reconcile.policy.patches import JsonPatch, build_event, build_job, build_patch, events_path, jobs_path
+from reconcile.policy.planned import Planned
 from reconcile.policy.priority import write_rank
 from reconcile.values import value
 

@@ -20,7 +20,6 @@ from reconcile.pipeline.notifier import WEBHOOK_ROW_KIND, Delivery, Notifier
 from reconcile.pipeline.planner import redecide
 from reconcile.pipeline.read import ReadStage
 from reconcile.pipeline.write import Writer, Written
-from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Decision, defer_unwritten
 from reconcile.policy.limits import (
     RolloutLimit,
@@ -31,6 +30,7 @@ from reconcile.policy.limits import (
     undelivered,
 )
 from reconcile.policy.outcome import Outcome
+from reconcile.policy.planned import Planned
 from reconcile.policy.rules import Rules
 
 log = logging.getLogger(__name__)

@@ -18,17 +18,18 @@ from reconcile.model.sources import NamespaceSources, Selection, SourceKey
 from reconcile.model.workload import Listed, Target
 from reconcile.policy.classify import classify, key_of, recorded_sources
 from reconcile.policy.decide import (
-    Planned,
     change_times,
     confirm_recorded,
     decide_target,
     target_from_records,
     with_rollout,
 )
-from reconcile.policy.decision import Action, Decision, decide_early
+from reconcile.policy.decision import Action, Decision
 from reconcile.policy.evict import plan_eviction, pods_wanted
 from reconcile.policy.known import Known
+from reconcile.policy.planned import Planned
 from reconcile.policy.rules import Rules
+from reconcile.policy.table import decide_early
 from reconcile.policy.triage import Need
 from reconcile.policy.wants import Wants
 

@@ -23,27 +23,9 @@ from reconcile.model.rollouts import check
 from reconcile.model.sources import NamespaceSources, SourceKey
 from reconcile.model.workload import Listed, Target, stamp_holds
 from reconcile.policy.classify import absent_record, classify, key_names, key_of
-from reconcile.policy.decision import (
-    Action,
-    Decision,
-    Deferral,
-    decide,
-    decide_early,
-    defer_for_budget,
-    observed_from,
-)
+from reconcile.policy.decision import Action, Decision, Deferral, defer_for_budget, observed_from
 from reconcile.policy.rules import Rules
-from reconcile.values import value
-
-
-@value
-class Planned:
-    """One workload's decision, with the full view it was decided from when the pass has one: only a
-    planned workload with a full view can be written (a patch needs the spec facts)."""
-
-    listed: Listed
-    decision: Decision
-    full: Target | None = None
+from reconcile.policy.table import decide, decide_early
 
 
 def unknown_inputs(target: Target, sources: NamespaceSources) -> tuple[str | None, bool]:

@@ -1,39 +1,21 @@
-"""What to do with each workload: the decision table of the contract, as pure functions.
+"""A decision and what it is made of: the action, why a workload was deferred, the observed state of its
+sources; and the ways a decision is left to a later pass.
 
-Inputs are the slim `Target` (what the cluster stored), the `Observed` state of its sources (what
-the content is now), the pass's clock and the default restart windows; the output is an action with a
-human reason. No I/O, so every rule is tested as a table without any server.
-
-Restart windows belong here, not in the writer: a rollout held back is a decision (`deferred`, with when
-the window opens), made before --max-rollouts counts, and the same for a pass, `explain` and a
-re-decision. Nothing is remembered: the next pass inside a window finds the stored hash still differs
-and rolls once, however often the content changed meanwhile.
+The values every stage hands on: the decision table (policy/table.py) makes them, the writes carry them out,
+the outcomes (policy/outcome.py) report them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from datetime import datetime
 from enum import StrEnum
-from functools import lru_cache
 
-from reconcile.model.annotations import WindowSetting
-from reconcile.model.bookkeeping import Bookkeeping, SourceRecord, sorted_records
-from reconcile.model.choices import OnChange, Restart
+from reconcile.model.bookkeeping import SourceRecord, sorted_records
 from reconcile.model.hashing import SourceToken, combine, key_fingerprint
 from reconcile.model.pods import Eviction
 from reconcile.model.rollouts import RolloutCheck
-from reconcile.model.times import format_time
-from reconcile.model.windows import ALWAYS_OPEN, RestartWindows, WindowError, format_deferral, parse_windows
-from reconcile.model.workload import Listed, Target, stamp_holds
-from reconcile.policy.rekey import (
-    changed_identities,
-    describe_key,
-    key_change,
-    rekeyed_reason,
-    unkeyed_reason,
-)
+from reconcile.model.workload import Listed, Target
 from reconcile.values import value
 
 
@@ -51,14 +33,6 @@ class Action(StrEnum):
 WRITING_ACTIONS = frozenset({Action.ROLLOUT, Action.ADOPT, Action.REFRESH, Action.NOTIFY})
 METADATA_ACTIONS = frozenset({Action.ADOPT, Action.REFRESH, Action.NOTIFY})
 """Writes that record the hash on the workload's metadata only: no pod-template change, no restart."""
-
-
-def notifies(target: Target, notify_default: bool) -> bool:
-    """Whether a content change of `target` is notified instead of rolled: its on-change annotation,
-    else the config's `onChange`."""
-    if target.on_change is not None:
-        return target.on_change is OnChange.NOTIFY
-    return notify_default
 
 
 class Deferral(StrEnum):
@@ -115,32 +89,6 @@ def generation_after(target: Listed, generation: int | None, *, rollout: bool) -
     return generation + 1 if in_spec or target.kind.annotations_bump_generation else generation
 
 
-@lru_cache(maxsize=256)
-def _parse_cached(value: str) -> RestartWindows | WindowError:
-    try:
-        return parse_windows(value)
-    except WindowError as exc:
-        return exc
-
-
-def window_problem(setting: WindowSetting | None) -> str | None:
-    """The `skipped` reason of a malformed restart-window annotation (None when absent or valid)."""
-    if setting is None:
-        return None
-    parsed = _parse_cached(setting.value)
-    if isinstance(parsed, WindowError):
-        return f"malformed {setting.annotation} {setting.value!r}: {parsed}; nothing written"
-    return None
-
-
-def windows_of(setting: WindowSetting | None, default: RestartWindows) -> RestartWindows:
-    """The workload's windows: its annotation (an empty value is always open), else the config's."""
-    if setting is None:
-        return default
-    parsed = _parse_cached(setting.value)
-    return ALWAYS_OPEN if isinstance(parsed, WindowError) else parsed
-
-
 @value
 class Decision:
     action: Action
@@ -156,197 +104,6 @@ class Decision:
     """Why it is `deferred` (set exactly when the action is DEFERRED)."""
     eviction: Eviction | None = None
     """Restart by eviction (`policy.evict`): the pods to evict, or none left (record the hash)."""
-
-
-def settle_listed(target: Listed) -> Decision | None:
-    """Decisions the list facts alone settle: opted out, operator-owned, a malformed annotation (every
-    pass, whatever was recorded before: bad input fails closed), a malformed restart window."""
-    if target.discovery.ignored:
-        return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
-    if target.owner is not None and target.restart is not Restart.EVICT:  # eviction leaves the template alone
-        return Decision(
-            Action.SKIPPED,
-            f"owned by {target.owner}, whose controller would revert the patch; "
-            "target that resource instead, or restart its pods by eviction (restart: evict)",
-        )
-    if target.problems:
-        return Decision(
-            Action.SKIPPED, f"malformed annotation: {'; '.join(target.problems)}; nothing written"
-        )
-    problem = window_problem(target.restart_window)
-    if problem is not None:
-        return Decision(Action.SKIPPED, problem)
-    return None
-
-
-def decide_early(target: Target) -> Decision | None:
-    """Decisions that need no source at all: those of the list facts, then suspended and nothing to patch."""
-    settled = settle_listed(target.listed)
-    if settled is not None:
-        return settled
-    if target.suspended:
-        return Decision(Action.SKIPPED, f"{target.kind.kind} is suspended")
-    if not target.template_present:
-        where = target.kind.template or target.kind.annotations_pointer
-        return Decision(Action.SKIPPED, f"no pod template at {where}: nothing to roll; nothing written")
-    return None
-
-
-def changed_sources(
-    before: tuple[SourceRecord, ...] | None, now: tuple[SourceRecord, ...]
-) -> tuple[str, ...]:
-    """Labels of sources whose content token differs from the stored records (all, if none stored)."""
-    if before is None:
-        return tuple(r.label for r in now)
-    old = {(r.kind, r.name): r.token for r in before}
-    new = {(r.kind, r.name): r.token for r in now}
-    return tuple(
-        f"{k}/{n}" for (k, n) in sorted(old.keys() | new.keys()) if old.get((k, n)) != new.get((k, n))
-    )
-
-
-def note_for(target: Target) -> str:
-    """What the user should know about how pods pick up a template change."""
-    if not target.kind.rolls_pods:
-        return "recorded on the job template; the next Jobs use the new config"
-    if target.on_delete:
-        return "updateStrategy OnDelete: pods restart only when deleted (restart: evict evicts them)"
-    if target.paused:
-        return f"{target.kind.kind} is paused: the rollout happens on resume"
-    return ""
-
-
-def decide(
-    target: Target,
-    observed: Observed,
-    *,
-    now: datetime,
-    first_sight_rollout: bool = False,
-    notify: bool = False,
-    windows: RestartWindows = ALWAYS_OPEN,
-) -> Decision:
-    """The action for one workload whose sources were all read (see `decide_early` for the rest).
-
-    `windows` is the config's default restart window; a rollout of a kind that restarts pods is
-    `deferred` outside the workload's windows (adoption, refresh, notification and CronJobs never are).
-    `notify` is the config's `onChange: notify` (see `notifies`)."""
-    notified = notifies(target, notify)
-    planned = _decide(target, observed, now=now, first_sight_rollout=first_sight_rollout, notified=notified)
-    if notified:
-        if planned.action is Action.ROLLOUT and planned.previous is None:
-            return replace(
-                planned, action=Action.ADOPT, reason="first sight (on-change: notify): hash recorded"
-            )
-        if planned.action is Action.ROLLOUT or planned.deferral is Deferral.MIN_INTERVAL:
-            return _notification(planned)
-    if planned.action is not Action.ROLLOUT or not target.kind.rolls_pods:
-        return planned
-    closed = format_deferral(windows_of(target.restart_window, windows), now)
-    if closed is None:
-        return planned
-    return defer(planned, Deferral.WINDOW, join(closed, planned.reason))
-
-
-def _decide(
-    target: Target, observed: Observed, *, now: datetime, first_sight_rollout: bool, notified: bool = False
-) -> Decision:
-    configs = tuple(r.label for r in observed.records)
-    if observed.missing_required:
-        missing = bounded_join(observed.missing_required)
-        return Decision(Action.SKIPPED, f"missing required {missing}; nothing written", configs=configs)
-    current = observed.config_hash
-    book = target.bookkeeping
-    stored = target.template_hash or book.config_hash
-    if target.template_hash is not None and target.template_hash == book.superseded and book.config_hash:
-        stored = book.config_hash  # the template's pods started after that change (freshness)
-    if notified and book.config_hash:
-        stored = (
-            book.config_hash
-        )  # notify mode records on metadata only: a template hash is an older rollout's
-    base = Decision(
-        Action.IN_SYNC, "", config_hash=current, previous=stored, configs=configs, observed=observed
-    )
-    if stored is None:
-        if first_sight_rollout:
-            return replace(
-                base,
-                action=Action.ROLLOUT,
-                reason=join("first sight (firstSight: rollout)", note_for(target)),
-            )
-        return replace(base, action=Action.ADOPT, reason="first sight: hash recorded without a rollout")
-    if stored != current:
-        rekeyed = key_change(book, stored, observed.key_fingerprint)
-        if rekeyed is not None and (keyed := decide_key_change(base, book, rekeyed)) is not None:
-            return keyed
-        known = book.records if rekeyed is None else None
-        changed = changed_sources(known, observed.records)
-        if rekeyed is not None and book.records is not None:
-            changed = changed_identities(book.records, observed.records)
-        what = (
-            ", ".join(changed) + " changed"
-            if changed and book.records is not None
-            else "config content changed"
-        )
-        if rekeyed is not None:
-            what += f" (hash key changed too: {describe_key(rekeyed[0])} → {describe_key(rekeyed[1])})"
-        if target.min_interval and book.last_rollout and now - book.last_rollout < target.min_interval:
-            until = format_time(book.last_rollout + target.min_interval)
-            return defer(
-                replace(base, changed=changed),
-                Deferral.MIN_INTERVAL,
-                f"{what}; min-interval holds it until {until}",
-            )
-        return replace(base, action=Action.ROLLOUT, reason=join(what, note_for(target)), changed=changed)
-    if (
-        book.config_hash != current
-        or book.records != observed.records
-        or book.key_fingerprint != observed.key_fingerprint
-    ):
-        return replace(
-            base, action=Action.REFRESH, reason="content unchanged; bookkeeping updated without a rollout"
-        )
-    stamp = stamp_generation(target, observed)
-    holds = stamp_holds(target.listed) if stamp is not None else book.generation is None
-    if not holds or (stamp is not None and book.inputs != target.inputs):
-        return replace(
-            base,
-            action=Action.REFRESH,
-            reason="content unchanged; bookkeeping updated without a rollout (spec or annotations changed)",
-        )
-    if target.template_hash is None and target.kind.rolls_pods and book.last_rollout is not None:
-        return replace(
-            base, reason="content unchanged (pod template annotation absent, e.g. after a re-apply)"
-        )
-    return replace(base, reason="content unchanged")
-
-
-def decide_key_change(base: Decision, book: Bookkeeping, fingerprints: tuple[str, str]) -> Decision | None:
-    """A stored hash made under another key never rolls for that reason: a pass without a key leaves a
-    keyed hash alone (`skipped`); a keyed pass whose records prove every source unchanged (same identity,
-    version and key selection) re-records it under its own key (`refresh`). None: a source changed too
-    (or the records cannot tell), so the content change rolls once as usual."""
-    old, new = fingerprints
-    if not new:
-        return replace(
-            base,
-            action=Action.SKIPPED,
-            reason=unkeyed_reason(old),
-        )
-    observed = base.observed
-    if book.records is None or observed is None or changed_identities(book.records, observed.records):
-        return None
-    return replace(
-        base,
-        action=Action.REFRESH,
-        reason=rekeyed_reason(old, new),
-    )
-
-
-def _notification(planned: Decision) -> Decision:
-    """A change of a workload in notify mode: the hash is recorded on its metadata, nothing restarts,
-    so neither min-interval, windows nor --max-rollouts hold it back."""
-    what = ", ".join(planned.changed) + " changed" if planned.changed else "config content changed"
-    return replace(planned, action=Action.NOTIFY, reason=f"{what}; notified without a rollout", deferral=None)
 
 
 def bounded_join(items: Sequence[str], limit: int = 10) -> str:

@@ -1,7 +1,7 @@
 """Restart by eviction (`restart: evict`): a rollout decision turned into the pods to evict in this pass.
 
 Pure. For a workload whose pod template must not be patched, the decision table's `rollout` stands for
-"its pods must restart": the read stage lists its pods (metadata only, pipeline/pods.py), and this module
+"its pods must restart": the read stage lists its pods (metadata only, pipeline/pod_reads.py), and this module
 says which of them started before the last content change of every changed source (`model.pods`), and
 picks a bounded number of them, oldest first. When none is old the hash is recorded on the workload's
 metadata only and the workload is `in-sync`. Nothing is remembered between passes: the stored hash stays

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from reconcile.model.workload import Target
-from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Action, Decision, Deferral, defer
+from reconcile.policy.planned import Planned
 from reconcile.values import value
 
 

@@ -1,11 +1,11 @@
 """The outcomes of a pass, held packed: the one thing a pass keeps for every workload until it ends.
 
-An outcome names its workload, its configs and its hashes: about 500 bytes of Python objects, so ten
-thousand of them would be the largest thing a streamed pass holds (pipeline/streamed.py keeps one namespace
-of everything else). They are appended in blocks; a full block is packed (compact JSON, then `zlib` at its
+An outcome names its workload, its configs and its hashes: about 500 bytes of Python objects, so ten thousand
+of them would be the largest thing a streamed pass holds (pipeline/streamed_walk.py keeps one namespace of
+everything else). They are appended in blocks; a full block is packed (compact JSON, then `zlib` at its
 fastest level), about a tenth of the objects' size, and unpacked only while it is read. An outcome is never
-replaced in place: the pass assembles its final outcomes once (pipeline/run.py). Names and hashes only,
-never content.
+replaced in place: the pass assembles its final outcomes once (pipeline/run.py). Names and hashes only, never
+content.
 
 What the report counts (outcomes per action, per reason deferred, stalled, scopes) and whether they came in
 the report's order are noted as each is appended, so the summary, the exit code and the metrics read

@@ -17,8 +17,9 @@ from enum import Enum
 
 from reconcile.model.kinds import Kind
 from reconcile.model.workload import Listed, records_trusted
-from reconcile.policy.decision import Decision, settle_listed
+from reconcile.policy.decision import Decision
 from reconcile.policy.reads import choose_kind_in_full
+from reconcile.policy.table import settle_listed
 from reconcile.values import value
 
 log = logging.getLogger(__name__)

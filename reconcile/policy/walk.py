@@ -3,7 +3,7 @@
 Three walks hand the same batches to the same stages (pipeline/walk.py): a listing held whole (a namespace
 scope, a shard, a cluster under `streamAbove`); a light whole-cluster pass that walks on from its listing's
 open lists (`WalkPlan.one_listing`); and a heavy one that tallies its lists first and lists again, planned
-from the tally (pipeline/streamed.py). A pass whose reads may not fit its budget starts at a rotated
+from the tally (pipeline/streamed_walk.py). A pass whose reads may not fit its budget starts at a rotated
 batch, so no namespace is starved (policy/triage.py, `rotation_start`), and a bounded share of the budget
 is kept for the checks of the rollouts it watches (policy/priority.py).
 """

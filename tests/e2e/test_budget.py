@@ -5,7 +5,7 @@ end) and no config file, so the shipped defaults apply. Checked per pass: it end
 plus 5 s, it adopts or rolls at least one workload until nothing is left, what it did not reach is
 `deferred` with the reason `pass budget`, it exits 0, and it reads no source twice; across passes: they
 converge, and each changed workload rolls exactly once. Each test runs twice: with the listing held, and
-streamed (`streamAbove: 0`, pipeline/streamed.py), where a namespace not reached is one deferred row.
+streamed (`streamAbove: 0`, pipeline/streamed_walk.py), where a namespace not reached is one deferred row.
 """
 
 from __future__ import annotations

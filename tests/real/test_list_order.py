@@ -1,7 +1,7 @@
 """The order of kube-apiserver's cluster-wide lists, which the streamed walk relies on and checks.
 
 Why: a pass too large to hold its listing walks the cluster namespace by namespace as its lists stream
-(pipeline/stream.py), which costs nothing extra only while lists come in etcd's key order
+(pipeline/namespace_stream.py), which costs nothing extra only while lists come in etcd's key order
 (`namespace/name`, so `a-b/…` before `a/…`). The walk checks that order and recovers when it does not hold
 (tests/e2e/test_streamed.py on a simulator that lists unsorted); this pins that the real server, read from
 etcd and from its watch cache (`resourceVersion=0`), pages included, lists in key order today.

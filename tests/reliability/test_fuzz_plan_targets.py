@@ -18,9 +18,10 @@ from reconcile.model.hashing import ABSENT
 from reconcile.model.kinds import BUILTIN_KINDS
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.workload import read_target
-from reconcile.policy.decision import WRITING_ACTIONS, Action, Observed, decide, decide_early
+from reconcile.policy.decision import WRITING_ACTIONS, Action, Observed
 from reconcile.policy.limits import apply_budget
 from reconcile.policy.patches import build_patch
+from reconcile.policy.table import decide, decide_early
 
 SETTINGS = DiscoverySettings(prefix="kube-rehash.io", compat=frozenset({"reloader", "wave", "pod-reloader"}))
 KEYS = Annotations()

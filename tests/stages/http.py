@@ -32,9 +32,10 @@ from reconcile.model.workload import read_target
 from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage
 from reconcile.policy.classify import key_of
-from reconcile.policy.decide import Planned, decide_target
+from reconcile.policy.decide import decide_target
 from reconcile.policy.decision import Action, generation_after
 from reconcile.policy.patches import build_patch
+from reconcile.policy.planned import Planned
 from reconcile.policy.rules import Rules
 from reconcile.policy.wants import Wants
 

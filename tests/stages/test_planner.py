@@ -16,8 +16,8 @@ from reconcile.model.kinds import DEPLOYMENT
 from reconcile.model.workload import Listed, read_listed, read_target
 from reconcile.pipeline.planner import plan_batch, plan_rounds, plan_workload, redecide
 from reconcile.pipeline.read import ReadStage
-from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Action, Deferral
+from reconcile.policy.planned import Planned
 from reconcile.policy.rules import Rules
 from reconcile.policy.triage import Batch, triage_listed
 from reconcile.policy.wants import Input

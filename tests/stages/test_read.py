@@ -21,8 +21,8 @@ from reconcile.model.sources import Hashed, SourceKey, SourceMeta
 from reconcile.model.workload import Listed, Target, read_listed, read_target
 from reconcile.pipeline.budget import Budget
 from reconcile.pipeline.fetch import SourceReader
+from reconcile.pipeline.namespace_stream import NamespaceStream
 from reconcile.pipeline.read import ReadStage, prefetch_kinds
-from reconcile.pipeline.stream import NamespaceStream
 from tests.e2e.conftest import configmap, cronjob, deployment, env_from, env_key, secret
 from tests.stages.http import (
     CONFIGMAPS,

@@ -22,9 +22,9 @@ from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage
 from reconcile.pipeline.write import Writer
 from reconcile.pipeline.writes import PassWrites
-from reconcile.policy.decide import Planned
 from reconcile.policy.decision import Action, Decision, Deferral
 from reconcile.policy.outcome import Outcome
+from reconcile.policy.planned import Planned
 from tests.e2e.conftest import configmap, deployment, env_from
 from tests.stages.http import (
     CONFIGMAPS,

@@ -12,7 +12,8 @@ with the cluster. Above `streamAbove` opted-in workloads the listing stops at a 
 - **After a tally** (`batches`, a heavy pass: a first install, sources read by name): the listing tallies
   the rest of its lists and this walk lists again, planned from the whole tally: one cluster-wide list per
   workload kind (of whole objects where the kind is listed in full, else of metadata) and per source kind
-  surveyed cluster-wide, all in etcd's key order, taken a namespace at a time in step (pipeline/stream.py).
+  surveyed cluster-wide, all in etcd's key order, taken a namespace at a time in step
+  (pipeline/namespace_stream.py).
 
 Each namespace's views are triaged, its share of the whole objects and surveys kept, its batches handed to
 the pass; then it is dropped. What is held is one namespace and one page per list, whatever the cluster's
@@ -25,11 +26,11 @@ budget runs out or the pass is stopped between namespaces, each namespace not re
 row, with the number of its opted-in workloads (the walk never saw their views), and for a light pass the
 namespaces not yet listed are one more.
 
-The heavy walk relies on the lists' key order but checks it (pipeline/stream.py): when a workload list
-turns out not to be in key order, the walk ends by listing that kind again, held, and deciding the
-workloads it had passed by, so no opted-in workload goes without a row, whatever order the server lists
-in. The light walk takes namespaces as the listing does and passes no workload by: a whole list it opens
-midway passes by the namespaces already walked, and a workload it does not give is read as before.
+The heavy walk relies on the lists' key order but checks it (pipeline/namespace_stream.py): when a workload
+list turns out not to be in key order, the walk ends by listing that kind again, held, and deciding the
+workloads it had passed by, so no opted-in workload goes without a row, whatever order the server lists in.
+The light walk takes namespaces as the listing does and passes no workload by: a whole list it opens midway
+passes by the namespaces already walked, and a workload it does not give is read as before.
 """
 
 from __future__ import annotations
@@ -45,11 +46,11 @@ from reconcile.kube.page_size import first_page_size
 from reconcile.model.kinds import Kind
 from reconcile.model.references import reads_template_annotations
 from reconcile.model.workload import Listed
-from reconcile.pipeline.listing import Listing, listed_view
+from reconcile.pipeline.listing import Listing, opted_in_view
 from reconcile.pipeline.midway import MidwayLists, whole_page_size
+from reconcile.pipeline.namespace_stream import NamespaceStream, take_each
 from reconcile.pipeline.read import ReadStage, keep_wanted
 from reconcile.pipeline.scope import workload_selector
-from reconcile.pipeline.stream import NamespaceStream, take_each
 from reconcile.policy.decision import Deferral
 from reconcile.policy.outcome import Outcome
 from reconcile.policy.rules import Rules
@@ -217,7 +218,7 @@ class StreamedBatches:
                     field_selector=workload_selector(self.settings),
                     metadata_only=not reads_template_annotations(self.rules.discovery),
                 ):
-                    view = listed_view(item, kind, self.rules.discovery)
+                    view = opted_in_view(item, kind, self.rules.discovery)
                     if view is not None and view.uid not in self.seen:
                         missed.setdefault(view.namespace, []).append(view)
             except PassCut as exc:
@@ -268,7 +269,7 @@ class StreamedBatches:
         for kind, items in take_each(lists.streams, namespace, self.list_failed):
             if kind.plural in lists.whole:
                 whole[kind] = items
-            workloads += [w for item in items if (w := listed_view(item, kind, self.rules.discovery))]
+            workloads += [w for item in items if (w := opted_in_view(item, kind, self.rules.discovery))]
         self.seen.update(w.uid for w in workloads)
         return workloads, whole
 

@@ -2,7 +2,7 @@
 
 The API server returns a cluster-wide list in etcd's key order (`namespace/name`), so each namespace's
 objects come together, and lists of different resources meet the namespaces in the same order. A pass
-that walks the cluster namespace by namespace (pipeline/streamed.py) opens one list per resource it needs
+that walks the cluster namespace by namespace (pipeline/streamed_walk.py) opens one list per resource it needs
 and takes each namespace's objects from all of them in step; only the page each list is on, and the
 objects of the namespace being walked, are held. The list's own pager asks the budget for each page and
 resumes after an expired token (KubeClient.list_items).
@@ -11,7 +11,7 @@ That order is checked, never trusted: an older watch cache or an aggregated API 
 and an object passed by because it sorted before the namespace being walked would vanish from the pass.
 Each stream notes when an object sorts before the one read just before it (`disordered`), and `drain`
 reads what is left once the walk is over, so a disorder anywhere in the list is seen; the walk then
-recovers what it passed by (pipeline/streamed.py) instead of dropping it.
+recovers what it passed by (pipeline/streamed_walk.py) instead of dropping it.
 """
 
 from __future__ import annotations
