@@ -29,7 +29,9 @@ from reconcile.model.health import RolloutStatus
 from reconcile.model.rollouts import RolloutCheck, stall_message
 from reconcile.model.workload import Listed, Target
 from reconcile.output.report import Row
+from reconcile.pipeline.events import EventSender
 from reconcile.pipeline.evictions import carry_out
+from reconcile.policy.audit import related_source
 from reconcile.policy.decide import Planned
 from reconcile.policy.decision import (
     METADATA_ACTIONS,
@@ -41,14 +43,7 @@ from reconcile.policy.decision import (
     defer_for_budget,
     defer_for_stop,
 )
-from reconcile.policy.patches import (
-    build_event,
-    build_job,
-    build_patch,
-    events_path,
-    jobs_path,
-    rollout_state_patch,
-)
+from reconcile.policy.patches import build_job, build_patch, jobs_path, rollout_state_patch
 from reconcile.policy.priority import write_rank
 
 log = logging.getLogger(__name__)
@@ -91,6 +86,7 @@ class Writer:
         self._lock = threading.Lock()
         self.event_failures: dict[str, str] = {}
         self.held: list[tuple[Target, Decision]] = []
+        self.events = EventSender(client, now=now, dry_run=self.server_dry_run)
 
     def write_batch(self, planned: Sequence[Planned], *, hold: bool = True) -> list[Row]:
         """Write one batch's decisions (rollouts past --max-rollouts deferred) and return its rows, in
@@ -179,7 +175,9 @@ class Writer:
                     dry_run=self.server_dry_run,
                     keys=self.keys,
                     now=self.now,
-                    emit=lambda subject, reason, message: self.emit(subject, reason, message, warning=False),
+                    emit=lambda subject, reason, message: self.emit(
+                        subject, reason, message, warning=False, action="Evict", decision=decision
+                    ),
                 )
             except PassCut as exc:
                 done = self.cut(exc, decision)
@@ -257,7 +255,14 @@ class Writer:
         if found.status is RolloutStatus.STALLED and found.record.state == PROGRESSING:
             if self.move(workload, found, STALLED, written):
                 message = stall_message(workload, found, self.now)
-                self.emit(workload, "RolloutStalled", f"kube-rehash: {message}", warning=True)
+                self.emit(
+                    workload,
+                    "RolloutStalled",
+                    f"kube-rehash: {message}",
+                    warning=True,
+                    action="CheckRollout",
+                    changed=found.record.changed,
+                )
         elif found.status is RolloutStatus.COMPLETE:
             self.move(workload, found, COMPLETE, written)
         return row
@@ -317,14 +322,26 @@ class Writer:
             log.info("notified %s: %s", target.ref, decision.reason)
             changed = ", ".join(decision.changed) or "config"
             self.emit(
-                target.listed, "ConfigChanged", f"kube-rehash notified: {changed} changed", warning=False
+                target.listed,
+                "ConfigChanged",
+                f"kube-rehash notified: {changed} changed",
+                warning=False,
+                action="Notify",
+                decision=decision,
             )
             return None
         if decision.action is not Action.ROLLOUT:
             return None
         log.info("rolled %s: %s", target.ref, decision.reason)
         changed = ", ".join(decision.changed) or "config"
-        self.emit(target.listed, "ConfigChanged", f"kube-rehash rolled out: {changed} changed", warning=False)
+        self.emit(
+            target.listed,
+            "ConfigChanged",
+            f"kube-rehash rolled out: {changed} changed",
+            warning=False,
+            action="Rollout",
+            decision=decision,
+        )
         if target.kind.runs_jobs and target.run_on_change and decision.config_hash:
             return self.create_job(target, updated, decision.config_hash)
         return None
@@ -352,15 +369,32 @@ class Writer:
             "RolloutFailed",
             f"kube-rehash could not update the workload: {reason}",
             warning=True,
+            action="Patch",
+            decision=decision,
         )
         return Row.of(target.listed, replace(decision, action=Action.FAILED, reason=reason))
 
-    def emit(self, target: Listed, reason: str, message: str, *, warning: bool) -> None:
+    def emit(
+        self,
+        target: Listed,
+        reason: str,
+        message: str,
+        *,
+        warning: bool,
+        action: str,
+        decision: Decision | None = None,
+        changed: tuple[str, ...] = (),
+    ) -> None:
+        """One Event on the workload; `related` names the first changed source (of `decision`, else
+        `changed`), the message all of them."""
         if not self.options.events or self.client_dry_run:
             return
-        event = build_event(target, reason=reason, message=message, warning=warning, now=self.now)
+        records = decision.observed.records if decision and decision.observed else ()
+        related = related_source(target.namespace, decision.changed if decision else changed, records)
         try:
-            self.client.create(events_path(target), event, dry_run=self.server_dry_run)
+            self.events.send(
+                target, reason=reason, message=message, warning=warning, action=action, related=related
+            )
         except PassCut:
             log.info("no Event on %s: the pass may start no more requests", target.ref)
         except RehashError as exc:

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from . import discovery, render
+from . import discovery, events_v1, render
 from .authz import Attributes, Authenticator, RBACAuthorizer, User, verb_for
 from .entry import Entry
 from .errors import ApiError
@@ -325,7 +325,15 @@ class _Handler(BaseHTTPRequestHandler):
         attr_name = "" if verb == "create" else name
         self.server.authz.check(user, Attributes(verb, group, rtype.plural, scope_ns, attr_name))
         dry_run = self._dry_run(query)
+        if group == events_v1.GROUP:
+            return events_v1.serve(
+                self.command, self._body, lambda body: self._as_core(namespace, name, dry_run, body)
+            )
         return self._dispatch(rtype, namespace, name, dry_run)
+
+    def _as_core(self, namespace: str, name: str, dry_run: bool, body: bytes) -> Response:
+        self._body = body
+        return self._dispatch(BY_PATH[("", "v1", "events")], namespace, name, dry_run)
 
     def _evict(self, namespace: str, name: str) -> Response:
         """POST pods/{name}/eviction (evictions.py): authorized as `create` on `pods/eviction`."""

@@ -63,7 +63,7 @@ annotations:
 - apiGroups: [secrets-store.csi.x-k8s.io]
   resources: [secretproviderclasspodstatuses]
   verbs: [list]
-- apiGroups: [""]
+- apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create]
 - apiGroups: [batch]
