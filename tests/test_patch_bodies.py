@@ -18,8 +18,8 @@ from reconcile.model.bookkeeping import (
 from reconcile.model.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
 from reconcile.model.references import Discovery
 from reconcile.model.workload import Target
-from reconcile.policy.decision import Action, Decision, Observed
 from reconcile.policy.audit import build_event
+from reconcile.policy.decision import Action, Decision, Observed
 from reconcile.policy.patches import build_job, build_patch, job_name, rollout_state_patch
 from tests.workloads import make_target
 
