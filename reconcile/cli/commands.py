@@ -201,6 +201,7 @@ def progress_printer(settings: Settings) -> Callable[[int, int], None] | None:
 
 
 def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
+    from reconcile.pipeline.reports import publish_reports
     from reconcile.pipeline.run import run_pass
 
     hash_key = read_hash_key(settings)
@@ -212,6 +213,7 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
         report = run_pass(
             settings, client, budget=budget, hash_key=hash_key, progress=progress_printer(settings)
         )
+        publish_reports(settings, client, report)
     finally:
         client.close()
     if settings.output == "json":

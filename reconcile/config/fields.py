@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import timedelta
+from enum import StrEnum
 from functools import cached_property
 from typing import Any, Literal
 
@@ -29,6 +30,14 @@ from reconcile.model.references import COMPAT_NAMES
 from reconcile.model.windows import RestartWindows, parse_windows
 
 ENV_PREFIX = "KUBE_REHASH_"
+
+
+class ReportsOutput(StrEnum):
+    """Where a pass writes per-namespace reports for tenants (setting `reports`)."""
+
+    NONE = "none"
+    OPENREPORTS = "openreports"
+
 
 Commands = Literal["common", "pass", "run"]
 """Which commands take a flag: common (run, plan, explain), pass (run, plan) or run only."""
@@ -521,6 +530,44 @@ class Settings:
         flag=Flag(
             ("--pushgateway",), "push metrics to this Prometheus Pushgateway", "pass", 13, metavar="URL"
         ),
+    )
+    otlp_endpoint: str | None = setting(
+        None,
+        "OpenTelemetry metrics endpoint (OTLP over HTTP/protobuf, e.g. http://collector:4318/v1/metrics) to "
+        "push the pass's metrics to, besides or instead of the Pushgateway; null disables.",
+        OUTPUT,
+        v.URL,
+        ("otlpEndpoint",),
+        flag=Flag(
+            ("--otlp-endpoint",),
+            "push metrics over OTLP/HTTP to this URL (its full path, e.g. .../v1/metrics)",
+            "pass",
+            14,
+            metavar="URL",
+        ),
+        details="The same metrics as the Pushgateway's, with the resource attributes `service.name` "
+        "(kube-rehash), `k8s.cluster.name` (`clusterName`) and `kube_rehash.shard`; see "
+        "[Audit and reporting](audit-and-reporting.md#opentelemetry-metrics).",
+    )
+    cluster_name: str | None = setting(
+        None,
+        "The cluster's name, for the OTLP resource attribute k8s.cluster.name; null leaves it out.",
+        OUTPUT,
+        v.text(schema={"type": ["string", "null"], "minLength": 1}, nullable=True),
+        ("clusterName",),
+    )
+    reports: ReportsOutput = setting(
+        ReportsOutput.NONE,
+        "Per-namespace reports for tenants: none, or openreports (one OpenReports Report named kube-rehash "
+        "in each namespace the pass decided, listing its stale, deferred, notified, failed, not effective "
+        "and skipped workloads).",
+        OUTPUT,
+        v.enum_choice(ReportsOutput),
+        ("reports",),
+        file_default="none",
+        details="Needs the OpenReports CRD (`reports.openreports.io`) and `list` and `patch` on `reports` "
+        "(chart value `reports.openreports`, cronjob/components/openreports); see "
+        "[Audit and reporting](audit-and-reporting.md#openreports).",
     )
     metrics_per_workload: bool = setting(
         False,

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from enum import StrEnum
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -305,6 +306,13 @@ def _nullable(kind: str | list[str], nullable: bool) -> str | list[str]:
     if not nullable:
         return kind
     return [*(kind if isinstance(kind, list) else [kind]), "null"]
+
+
+def enum_choice(options: type[StrEnum]) -> Value:
+    """One of an enum's values, parsed into the enum's member (the schema's enum: its values)."""
+    names = tuple(member.value for member in options)
+    parse = _choice(*names)
+    return Value(lambda value, from_text: options(str(parse(value, from_text))), {"enum": list(names)})
 
 
 def choice(*options: str) -> Value:

@@ -54,7 +54,9 @@ def test_no_secret_value_token_or_error_body_appears_in_any_output_at_vvv(
         deployment("broken", env_from("configmap", "app")),
     )
     outputs: list[str] = []
-    argv = ("-vvv", "--log-format", log_format, "--kubeconfig", kubeconfig)
+    config = cluster.tmp / "reports.yaml"
+    config.write_text("reports: openreports\n")  # the OpenReports Reports too (the simulator serves them)
+    argv = ("-vvv", "--log-format", log_format, "--kubeconfig", kubeconfig, "--config", str(config))
     first = cluster.cli("run", "-o", "json", *argv, kubeconfig=False)
     assert first.code == 0, first.stderr
     cluster.edit("secrets", "shop", "db", {"stringData": {"password": PLANTED_VALUE + "2"}})
@@ -66,6 +68,9 @@ def test_no_secret_value_token_or_error_body_appears_in_any_output_at_vvv(
     second = cluster.cli("run", "-o", "json", *argv, kubeconfig=False)
     assert second.code == 1
     assert second.actions()["Deployment/shop/broken"] == "failed"
+    (report,) = cluster.sim.store.list("reports", "shop")  # the Report that tells of the failure
+    assert [r["resources"][0]["name"] for r in report["results"]] == ["broken"]
+    outputs.append(str(report))
     text = cluster.cli("run", "-o", "text", *argv, kubeconfig=False)
     explain = cluster.cli("explain", "deployment/web", "-n", "shop", *argv, kubeconfig=False)
     assert explain.code == 0, explain.stderr
