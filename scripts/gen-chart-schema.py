@@ -40,6 +40,7 @@ def build() -> dict[str, Any]:
             },
             "secretsGetOnly": {"type": "boolean"},
             "evict": {"type": "boolean"},
+            "openreports": {"type": "boolean"},
             **moved,
             "hashKey": {
                 "type": "object",

@@ -58,7 +58,9 @@ def publish_reports(settings: Settings, client: KubeClient, report: Report) -> N
     """Write the pass's Reports (nothing unless `reports: openreports`); failures become rows of `report`."""
     if settings.reports is not ReportsOutput.OPENREPORTS or settings.dry_run == "client":
         return
-    shard = (settings.shard.index, settings.shard.count) if settings.shard else None
+    shard = (
+        (settings.shard.index, settings.shard.count) if settings.shard and settings.shard.count > 1 else None
+    )
     name, key = report_name(shard), digest_key(settings.prefix)
     scopes: list[str | None] = list(settings.namespaces) or [None]
     try:

@@ -85,4 +85,9 @@ annotations:
   resources: [pods/eviction]
   verbs: [create]
 {{- end }}
+{{- if or .Values.openreports (eq (toString .Values.config.reports) "openreports") }}
+- apiGroups: [openreports.io]
+  resources: [reports]
+  verbs: [list, patch]
+{{- end }}
 {{- end }}
