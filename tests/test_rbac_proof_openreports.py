@@ -1,7 +1,8 @@
 """The RBAC of the OpenReports output is exactly enough: the shipped cluster role plus the `openreports`
 component (cronjob/components/openreports, chart value `openreports`) lets a pass with `reports:
-openreports` list and write its Reports without a 403, and taking away either of the component's two
-permissions makes that pass fail visibly. Without the component nothing changes (tests/test_rbac_proof.py).
+openreports` list and write its Reports without a 403, and taking away any of the component's three
+permissions makes that pass fail visibly (a
+server-side apply that creates a Report is authorized as `create` as well as `patch`). Without the component nothing changes (tests/test_rbac_proof.py).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from tests.test_rbac_proof import (
     without,
 )
 
-REPORT_ATOMS = {("openreports.io", "reports", "list"), ("openreports.io", "reports", "patch")}
+REPORT_ATOMS = {("openreports.io", "reports", verb) for verb in ("list", "create", "patch")}
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +76,7 @@ def reporting_passes(tmp_path: Path, rbac: list[dict[str, Any]]) -> tuple[list[R
         return reports, sim
 
 
-def test_the_component_adds_exactly_the_two_permissions_and_turns_reports_on(
+def test_the_component_adds_exactly_the_three_permissions_and_turns_reports_on(
     rendered: list[dict[str, Any]],
 ) -> None:
     role = next(d for d in rbac_docs(rendered) if d["kind"] == "ClusterRole")

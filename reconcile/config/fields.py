@@ -565,7 +565,7 @@ class Settings:
         v.enum_choice(ReportsOutput),
         ("reports",),
         file_default="none",
-        details="Needs the OpenReports CRD (`reports.openreports.io`) and `list` and `patch` on `reports` "
+        details="Needs the OpenReports CRD (`reports.openreports.io`) and `list`, `create` and `patch` on `reports` "
         "(chart value `reports.openreports`, cronjob/components/openreports); see "
         "[Audit and reporting](audit-and-reporting.md#openreports).",
     )

@@ -26,6 +26,7 @@ from .errors import ApiError
 from .evictions import evict
 from .faults import Delay, Deny, ExpireContinue, Faults, Mutate, Reset, Respond, Throttle
 from .log import LogEntry, RequestLog
+from .patches import APPLY
 from .resources import BY_PATH, ResourceType
 from .store import Store
 
@@ -324,6 +325,11 @@ class _Handler(BaseHTTPRequestHandler):
         verb = verb_for(self.command, bool(name))
         attr_name = "" if verb == "create" else name
         self.server.authz.check(user, Attributes(verb, group, rtype.plural, scope_ns, attr_name))
+        applying = verb == "patch" and self.headers.get("Content-Type", "").startswith(APPLY)
+        if applying and not self.server.store.exists(
+            rtype, namespace, name
+        ):  # a create too, as on a real server
+            self.server.authz.check(user, Attributes("create", group, rtype.plural, scope_ns, name))
         dry_run = self._dry_run(query)
         if group == events_v1.GROUP:
             return events_v1.serve(

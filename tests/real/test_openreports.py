@@ -115,3 +115,56 @@ def test_a_tenant_with_get_on_reports_sees_its_stale_and_failed_workloads_and_a_
         kube.get(REPORTS + "/kube-rehash")["metadata"]["resourceVersion"]
         == seen["metadata"]["resourceVersion"]
     )
+
+
+def test_the_components_rule_is_enough_to_create_a_report_by_server_side_apply_and_create_is_needed(
+    kube: Kube,
+) -> None:
+    install_reports_crd(kube.cp)
+    component = yaml.safe_load(
+        (
+            Path(__file__).resolve().parents[2] / "cronjob/components/openreports/kustomization.yaml"
+        ).read_text()
+    )
+    rule = yaml.safe_load(component["patches"][1]["patch"])[0]["value"]
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "w"},
+        "rules": [rule],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "w"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "w"},
+        "subjects": [{"kind": "ServiceAccount", "name": "writer", "namespace": kube.ns}],
+    }
+    kube.apply({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "writer"}}, role, binding)
+    token = kube.kubectl("create", "token", "writer", "-n", kube.ns, "--duration=10m").strip()
+    report = {
+        "apiVersion": "openreports.io/v1alpha1",
+        "kind": "Report",
+        "metadata": {"name": "kube-rehash", "namespace": kube.ns},
+        "summary": {"pass": 1},
+        "results": [],
+    }
+    path = REPORTS.format(ns=kube.ns) + "/kube-rehash?fieldManager=kube-rehash&force=true"
+    status, body = kube.cp.request(
+        "PATCH", path, report, token=token, content_type="application/apply-patch+yaml"
+    )
+    assert status == 201, body["message"]
+    listed, _ = kube.cp.request("GET", REPORTS.format(ns=kube.ns), token=token)
+    assert listed == 200
+
+    # Without `create`, the apply that would create the report is refused: `patch` alone is not enough.
+    kube.apply({**role, "rules": [{**rule, "verbs": ["list", "patch"]}]})
+    kube.cp.request("DELETE", REPORTS.format(ns=kube.ns) + "/kube-rehash")
+
+    def refused() -> bool:
+        answer = kube.cp.request(
+            "PATCH", path, report, token=token, content_type="application/apply-patch+yaml"
+        )
+        return answer[0] == 403 and "cannot create resource" in answer[1]["message"]
+
+    wait_until("the narrowed role to take effect", refused, 30)

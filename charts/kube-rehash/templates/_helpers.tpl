@@ -88,6 +88,6 @@ annotations:
 {{- if or .Values.openreports (eq (toString .Values.config.reports) "openreports") }}
 - apiGroups: [openreports.io]
   resources: [reports]
-  verbs: [list, patch]
+  verbs: [list, create, patch]
 {{- end }}
 {{- end }}
