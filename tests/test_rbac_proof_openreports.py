@@ -1,8 +1,8 @@
 """The RBAC of the OpenReports output is exactly enough: the shipped cluster role plus the `openreports`
 component (cronjob/components/openreports, chart value `openreports`) lets a pass with `reports:
 openreports` list and write its Reports without a 403, and taking away any of the component's three
-permissions makes that pass fail visibly (a
-server-side apply that creates a Report is authorized as `create` as well as `patch`). Without the component nothing changes (tests/test_rbac_proof.py).
+permissions makes that pass fail visibly (a server-side apply that creates a Report is authorized as
+`create` as well as `patch`). Without the component nothing changes (tests/test_rbac_proof.py).
 """
 
 from __future__ import annotations

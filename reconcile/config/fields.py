@@ -565,8 +565,8 @@ class Settings:
         v.enum_choice(ReportsOutput),
         ("reports",),
         file_default="none",
-        details="Needs the OpenReports CRD (`reports.openreports.io`) and `list`, `create` and `patch` on `reports` "
-        "(chart value `reports.openreports`, cronjob/components/openreports); see "
+        details="Needs the OpenReports CRD (`reports.openreports.io`) and `list`, `create` and `patch` on "
+        "`reports` (chart value `openreports`, cronjob/components/openreports); see "
         "[Audit and reporting](audit-and-reporting.md#openreports).",
     )
     metrics_per_workload: bool = setting(
