@@ -45,18 +45,18 @@ def test_the_otlp_export_carries_every_pushgateway_family_with_its_labels_and_va
     got = gauges(message)
     assert sorted(got) == sorted(family.name for family in reg.collect())
     assert sorted(got["kube_rehash_workloads"], key=str) == [
-        ({"action": "in-sync"}, 1.0),
-        ({"action": "rollout"}, 2.0),
+        ({"action": "in-sync", "shard": "all"}, 1.0),
+        ({"action": "rollout", "shard": "all"}, 2.0),
     ]
     assert sorted(got["kube_rehash_api_requests"], key=str) == [
-        ({"code": "200", "verb": "list"}, 4.0),
-        ({"code": "422", "verb": "patch"}, 1.0),
+        ({"code": "200", "shard": "all", "verb": "list"}, 4.0),
+        ({"code": "422", "shard": "all", "verb": "patch"}, 1.0),
     ]
-    assert got["kube_rehash_rollouts_stalled"] == [({}, 1.0)]
-    assert ({"reason": "window"}, 2.0) in got["kube_rehash_deferred"]
-    assert got["kube_rehash_last_success_timestamp_seconds"] == [({}, 1_700_000_000.0)]
+    assert got["kube_rehash_rollouts_stalled"] == [({"shard": "all"}, 1.0)]
+    assert ({"reason": "window", "shard": "all"}, 2.0) in got["kube_rehash_deferred"]
+    assert got["kube_rehash_last_success_timestamp_seconds"] == [({"shard": "all"}, 1_700_000_000.0)]
     assert got["kube_rehash_workload_last_rollout_timestamp_seconds"] == [
-        ({"namespace": "shop", "kind": "Deployment", "name": "web"}, 1_700_000_000.0)
+        ({"namespace": "shop", "kind": "Deployment", "name": "web", "shard": "all"}, 1_700_000_000.0)
     ]
 
 

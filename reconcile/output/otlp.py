@@ -3,10 +3,10 @@ Prometheus' OTLP receiver instead of a Pushgateway.
 
 The metrics are the Pushgateway's, taken from the same registry (output/metrics.py `build_registry`: one
 source of truth for names, help texts and labels), each family one OTLP gauge with its labels as data-point
-attributes. What the Pushgateway's grouping key says goes into the resource: `service.name`
-(kube-rehash, which Prometheus turns into the `job` label), `service.instance.id` (the shard, `all` when
-unsharded; Prometheus' `instance` label, so shards never overwrite each other), `kube_rehash.shard` and, when
-set, `k8s.cluster.name`. No attribute names the pod: a CronJob's pods are new every pass, and a label per
+attributes plus `shard`, as the Pushgateway's grouping key labels them (so the dashboard's queries read
+either source). The resource says the same: `service.name` (kube-rehash, which Prometheus turns into the
+`job` label), `service.instance.id` (the shard, `all` when unsharded; Prometheus' `instance` label, so shards
+never overwrite each other), `kube_rehash.shard` and, when set, `k8s.cluster.name`. No attribute names the pod: a CronJob's pods are new every pass, and a label per
 pod would make a new series every pass.
 
 Built with the official SDK and exporter, read once through an in-memory reader and exported once,
@@ -55,7 +55,7 @@ def collect_metrics(registry: CollectorRegistry, *, shard: str, cluster_name: st
     provider = MeterProvider(resource=resource, metric_readers=[reader])
     meter = provider.get_meter("reconcile")
     for family in registry.collect():
-        points = [(sample.value, dict(sample.labels)) for sample in family.samples]
+        points = [(sample.value, {**sample.labels, "shard": shard}) for sample in family.samples]
 
         def observe(
             _: CallbackOptions, points: Iterable[tuple[float, dict[str, str]]] = points
