@@ -6,8 +6,8 @@ source of truth for names, help texts and labels), each family one OTLP gauge wi
 attributes plus `shard`, as the Pushgateway's grouping key labels them (so the dashboard's queries read
 either source). The resource says the same: `service.name` (kube-rehash, which Prometheus turns into the
 `job` label), `service.instance.id` (the shard, `all` when unsharded; Prometheus' `instance` label, so shards
-never overwrite each other), `kube_rehash.shard` and, when set, `k8s.cluster.name`. No attribute names the pod: a CronJob's pods are new every pass, and a label per
-pod would make a new series every pass.
+never overwrite each other), `kube_rehash.shard` and, when set, `k8s.cluster.name`. No attribute names
+the pod: a CronJob's pods are new every pass, and a label per pod would make a new series every pass.
 
 Built with the official SDK and exporter, read once through an in-memory reader and exported once,
 synchronously, so the pass knows whether the receiver took it. A failure is logged by the caller and never
