@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from reconcile.config.fields import ReportsOutput
 from reconcile.config.settings import Settings, Shard, load_settings
 from reconcile.errors import ConfigError
 from reconcile.model.kinds import BUILTIN_KINDS, CRONJOB, DEPLOYMENT, Kind
@@ -677,3 +678,30 @@ def test_a_boolean_in_the_config_file_is_true_or_false_nothing_else(tmp_path: Pa
 
 def test_yes_and_on_are_strings_in_the_config_file_not_booleans(tmp_path: Path) -> None:
     assert _load(tmp_path, "namespaces: [on, yes]\n").namespaces == ("on", "yes")
+
+
+def test_reports_otlp_endpoint_and_cluster_name_come_from_the_file_and_the_environment(
+    tmp_path: Path,
+) -> None:
+    from_file = _load(
+        tmp_path,
+        "reports: openreports\notlpEndpoint: http://collector:4318/v1/metrics\nclusterName: prod-eu\n",
+    )
+    assert (from_file.reports, from_file.otlp_endpoint, from_file.cluster_name) == (
+        ReportsOutput.OPENREPORTS,
+        "http://collector:4318/v1/metrics",
+        "prod-eu",
+    )
+    assert from_file.reports is ReportsOutput.OPENREPORTS
+    env = {"KUBE_REHASH_REPORTS": "openreports", "KUBE_REHASH_OTLP_ENDPOINT": "https://otel:4318/v1/metrics"}
+    from_env = load_settings(config_file=None, env=env, flags={})
+    assert (from_env.reports, from_env.otlp_endpoint) == (
+        ReportsOutput.OPENREPORTS,
+        "https://otel:4318/v1/metrics",
+    )
+    assert Settings().reports is ReportsOutput.NONE
+
+
+def test_a_reports_value_outside_its_choices_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="reports"):
+        load_settings(config_file=None, env={"KUBE_REHASH_REPORTS": "policyreports"}, flags={})
