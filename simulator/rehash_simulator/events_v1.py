@@ -36,12 +36,19 @@ def to_core(event: dict[str, Any]) -> dict[str, Any]:
     new one (`eventTime`, `reportingController`, `reportingInstance`, `action` and `reason` required)."""
     name = str((event.get("metadata") or {}).get("name") or "")
     missing = [(field, "Required value") for field in REQUIRED if not event.get(field)]
-    if missing:
-        raise invalid("Event", GROUP, name, missing)
+    if missing:  # validated as the core Event it is stored as: no group in the Status
+        error = invalid("Event", "", name, missing)
+        for cause in (error.details or {}).get("causes", []):
+            cause["reason"] = "FieldValueRequired"
+        raise error
     if len(str(event.get("note") or "")) > 1024:
-        raise invalid("Event", GROUP, name, [("note", "Invalid value: can have at most 1024 characters")])
+        raise invalid("Event", "", name, [("note", "Invalid value: can have at most 1024 characters")])
     core = {RENAMED.get(key, key): value for key, value in event.items()}
     core["apiVersion"] = "v1"
+    # What the server stores for the deprecated core fields an events.k8s.io/v1 Event leaves unset.
+    core.setdefault("source", {})
+    core.setdefault("firstTimestamp", None)
+    core.setdefault("lastTimestamp", None)
     return core
 
 
@@ -49,7 +56,8 @@ def to_v1(event: dict[str, Any]) -> dict[str, Any]:
     """A stored (core/v1) Event as events.k8s.io/v1 shows it."""
     back = {core: v1 for v1, core in RENAMED.items()}
     converted = {back.get(key, key): value for key, value in event.items()}
-    converted["apiVersion"] = API_VERSION
+    if "apiVersion" in converted:  # a list's items carry none
+        converted["apiVersion"] = API_VERSION
     return converted
 
 
