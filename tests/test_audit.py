@@ -115,7 +115,7 @@ def test_an_events_v1_event_has_the_v1_fields_and_names_the_related_source() -> 
         message="kube-rehash rolled out: secret/db changed",
         warning=False,
         now=NOW,
-        action="Rollout",
+        action="Restart",
         related=related,
         api=EventApi.EVENTS_V1,
     )
@@ -128,7 +128,7 @@ def test_an_events_v1_event_has_the_v1_fields_and_names_the_related_source() -> 
         "eventTime": "2026-11-21T12:00:03.250000Z",
         "reportingController": "kube-rehash",
         "reportingInstance": "kube-rehash",
-        "action": "Rollout",
+        "action": "Restart",
         "reason": "ConfigChanged",
         "regarding": {
             "apiVersion": "apps/v1",
@@ -196,7 +196,7 @@ def test_the_event_api_is_asked_once_per_pass_and_a_server_without_it_gets_core_
     listed = make_target(discovery=DISC).listed
     for _ in range(2):
         sender.send(
-            listed, reason="ConfigChanged", message="m", warning=False, action="Rollout", related=None
+            listed, reason="ConfigChanged", message="m", warning=False, action="Restart", related=None
         )
     calls = [(c.request.method, c.request.path_url) for c in responses.calls]
     assert calls == [
@@ -221,7 +221,7 @@ def test_a_role_that_may_create_only_core_events_falls_back_to_them_after_one_40
     listed = make_target(discovery=DISC).listed
     for _ in range(2):
         sender.send(
-            listed, reason="ConfigChanged", message="m", warning=False, action="Rollout", related=None
+            listed, reason="ConfigChanged", message="m", warning=False, action="Restart", related=None
         )
     assert [(c.request.method, c.request.path_url.split("?")[0]) for c in responses.calls] == [
         ("GET", "/apis/events.k8s.io/v1"),
@@ -242,7 +242,7 @@ def test_no_event_shape_carries_a_source_token(api: EventApi) -> None:
         message=change_cause(rollout(("secret/db",))),
         warning=False,
         now=NOW,
-        action="Rollout",
+        action="Restart",
         related=related,
         api=api,
     )

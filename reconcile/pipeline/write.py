@@ -339,7 +339,7 @@ class Writer:
             "ConfigChanged",
             f"kube-rehash rolled out: {changed} changed",
             warning=False,
-            action="Rollout",
+            action="Restart",
             decision=decision,
         )
         if target.kind.runs_jobs and target.run_on_change and decision.config_hash:

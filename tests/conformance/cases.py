@@ -188,7 +188,7 @@ def event_v1(name: str, *, action: bool = True) -> dict[str, Any]:
         "type": "Normal",
     }
     if action:
-        event["action"] = "Rollout"
+        event["action"] = "Restart"
     return event
 
 

@@ -71,8 +71,8 @@ def test_rollout_history_events_and_the_audit_log_name_the_changed_secret_and_ku
         key=lambda e: e["regarding"]["name"],
     )
     assert [(e["reason"], e["action"], e["regarding"]["name"]) for e in ours] == [
-        ("ConfigChanged", "Rollout", "store"),
-        ("ConfigChanged", "Rollout", "web"),
+        ("ConfigChanged", "Restart", "store"),
+        ("ConfigChanged", "Restart", "web"),
     ]
     for event in ours:
         assert event["related"] == {

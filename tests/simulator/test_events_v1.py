@@ -23,7 +23,7 @@ def v1_event(**fields: Any) -> dict[str, Any]:
         "eventTime": "2026-11-21T12:00:03.250000Z",
         "reportingController": "kube-rehash",
         "reportingInstance": "kube-rehash",
-        "action": "Rollout",
+        "action": "Restart",
         "reason": "ConfigChanged",
         "regarding": REGARDING,
         "related": RELATED,
