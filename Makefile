@@ -128,6 +128,14 @@ promtool:
 
 unit: promtool
 
+# The pinned Prometheus server the OTLP tests push to (tests/test_otlp_receiver.py; the same release as promtool,
+# its own go.sum in tools/prometheus/). Cached in .cache/prometheus/<version>/: a no-op when already built.
+.PHONY: prometheus
+prometheus:
+	@bash scripts/build-prometheus.sh
+
+unit: prometheus
+
 # The copies of deploy/monitoring/ the chart (charts/kube-rehash/files/) and the Prometheus Operator
 # (deploy/monitoring/prometheusrule.yaml) need; tests/test_monitoring.py fails naming a stale one.
 monitoring: $(VENV)/.installed-test

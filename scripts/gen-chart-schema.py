@@ -43,6 +43,7 @@ def build() -> dict[str, Any]:
             "secretsStoreCsi": {"type": "boolean"},
             "runOnChange": {"type": "boolean"},
             "evict": {"type": "boolean"},
+            "openreports": {"type": "boolean"},
             **moved,
             "hashKey": {
                 "type": "object",

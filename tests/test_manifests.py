@@ -105,7 +105,7 @@ NAMESPACED_RULES: set[Rule] = (
         },
         ["get", "list", "patch"],
     )
-    | {("", "events", "create"), ("batch", "jobs", "create")}
+    | {("events.k8s.io", "events", "create"), ("batch", "jobs", "create")}
     # skipIfPodsNewer: when the current pod template started (metadata only).
     | {("apps", "replicasets", "list"), ("apps", "controllerrevisions", "get")}
     | {("apps", "controllerrevisions", "list")}

@@ -170,7 +170,12 @@ def test_a_delivery_reads_the_secret_once_posts_once_then_writes_the_records_and
     assert document["cluster"] == "test"
     assert document["changes"][0]["hash"] == NOTIFIED.config_hash
     path = WORKLOAD.kind.object_path(WORKLOAD.namespace, WORKLOAD.name)
-    assert client.calls == [("GET", SECRET_PATH), ("PATCH", path), ("POST", "/api/v1/namespaces/shop/events")]
+    assert client.calls == [
+        ("GET", SECRET_PATH),
+        ("PATCH", path),
+        ("GET", "/apis/events.k8s.io/v1"),  # which Event API: this fake serves none
+        ("POST", "/api/v1/namespaces/shop/events"),
+    ]
     assert [(r.action, r.reason) for r in outcome.rows] == [("notify", NOTIFIED.reason)]
     assert outcome.failures == [] and outcome.unwritten == frozenset()
 

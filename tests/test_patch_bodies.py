@@ -1,4 +1,5 @@
-"""Exact write bodies: the guarded JSON patch, Events and run-on-change Jobs."""
+"""Exact write bodies: the guarded JSON patch, Events and run-on-change Jobs (tests/test_audit.py: the
+change cause and the events.k8s.io/v1 shape)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from reconcile.model.bookkeeping import (
 from reconcile.model.kinds import CRONJOB, DEPLOYMENT, STATEFULSET
 from reconcile.model.references import Discovery
 from reconcile.model.workload import Target
+from reconcile.policy.audit import build_event
 from reconcile.policy.decision import Action, Decision, Observed
-from reconcile.policy.patches import build_event, build_job, build_patch, job_name, rollout_state_patch
+from reconcile.policy.patches import build_job, build_patch, job_name, rollout_state_patch
 from tests.workloads import make_target
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -57,6 +59,11 @@ def test_rollout_tests_both_stored_values_and_sets_template_bookkeeping_and_the_
             "value": RECORDS[:-1] + ',"g":5,"i":"","f":"hmt","o":[]}',
         },
         {"op": "add", "path": META + "last-rollout", "value": "2026-11-21T12:00:00Z"},
+        {
+            "op": "add",
+            "path": "/metadata/annotations/kubernetes.io~1change-cause",
+            "value": "kube-rehash: configmap/app changed",
+        },
         {"op": "add", "path": META + "rollout", "value": record},
     ]
 
@@ -168,7 +175,12 @@ def test_custom_prefix_is_escaped_in_paths() -> None:
 
 def test_event_names_the_workload_and_carries_no_values() -> None:
     event = build_event(
-        target(), reason="ConfigChanged", message="configmap/app changed", warning=False, now=NOW
+        target(),
+        reason="ConfigChanged",
+        message="configmap/app changed",
+        warning=False,
+        now=NOW,
+        action="Rollout",
     )
     assert event["involvedObject"] == {
         "apiVersion": "apps/v1",

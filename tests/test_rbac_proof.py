@@ -211,7 +211,7 @@ EXPECTED_ATOMS = {
     ("", "configmaps", "list"),
     ("", "secrets", "get"),
     ("", "secrets", "list"),
-    ("", "events", "create"),
+    ("events.k8s.io", "events", "create"),
     ("batch", "jobs", "create"),
     *{
         (g, r, v)

@@ -12,6 +12,7 @@ import yaml
 
 from reconcile.config.settings import load_settings
 from reconcile.errors import ConfigError
+from reconcile.model.choices import Reports
 from reconcile.model.kinds import BUILTIN_KINDS, CRONJOB, DEPLOYMENT, Kind
 from reconcile.model.windows import ALWAYS_OPEN, RestartWindows, Window, parse_windows
 from reconcile.settings.table import ATTRIBUTES, Settings
@@ -685,3 +686,31 @@ def test_a_boolean_in_the_config_file_is_true_or_false_nothing_else(tmp_path: Pa
 
 def test_yes_and_on_are_strings_in_the_config_file_not_booleans(tmp_path: Path) -> None:
     assert _load(tmp_path, "namespaces: [on, yes]\n").scope.namespaces == ("on", "yes")
+
+
+def test_reports_otlp_endpoint_and_cluster_name_come_from_the_file_and_the_environment(
+    tmp_path: Path,
+) -> None:
+    from_file = _load(
+        tmp_path,
+        "reports: openreports\notlpEndpoint: http://collector:4318/v1/metrics\nclusterName: prod-eu\n",
+    )
+    out = from_file.output
+    assert (out.reports, out.otlp_endpoint, out.cluster_name) == (
+        Reports.OPENREPORTS,
+        "http://collector:4318/v1/metrics",
+        "prod-eu",
+    )
+    assert out.reports is Reports.OPENREPORTS
+    env = {"KUBE_REHASH_REPORTS": "openreports", "KUBE_REHASH_OTLP_ENDPOINT": "https://otel:4318/v1/metrics"}
+    from_env = load_settings(config_file=None, env=env, flags={})
+    assert (from_env.output.reports, from_env.output.otlp_endpoint) == (
+        Reports.OPENREPORTS,
+        "https://otel:4318/v1/metrics",
+    )
+    assert Settings().output.reports is Reports.NONE
+
+
+def test_a_reports_value_outside_its_choices_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="reports"):
+        load_settings(config_file=None, env={"KUBE_REHASH_REPORTS": "policyreports"}, flags={})

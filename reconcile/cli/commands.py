@@ -225,7 +225,7 @@ def cmd_run(settings: Settings, *, detailed: bool = False) -> int:
         write_stdout(write_report)
     else:
         write_stdout(lambda out: out.write(report.render_text() + "\n"))
-    if settings.output.pushgateway:
+    if settings.output.pushgateway or settings.output.otlp_endpoint:
         push(settings, report)
     if report.budget_exhausted and not report.interrupted and report.decided == 0:
         log.error(
@@ -269,26 +269,34 @@ def requests_by_code(api: dict[str, Any]) -> dict[tuple[str, int], int]:
 
 
 def push(settings: Settings, report: Report) -> None:
-    from reconcile.output.metrics import push_metrics
+    """The pass's metrics to the Pushgateway and/or the OTLP endpoint; a failed push is a warning."""
+    from reconcile.output.metrics import build_registry, push_metrics
+    from reconcile.output.otlp import push_otlp
 
-    assert settings.output.pushgateway is not None
-    summary = report.summary()
-    try:
-        push_metrics(
-            settings.output.pushgateway,
-            job="kube-rehash",
-            grouping={"shard": f"{settings.scope.shard.index}" if settings.scope.shard else "all"},
-            summary=summary,
-            api_requests=requests_by_code(report.api),
-            configs_fetched=report.contents_fetched,
-            duration_seconds=report.duration,
-            success=not report.failed and not report.interrupted,
-            deferred=report.deferred_by_reason(),
-            notifications_undelivered=count_undelivered(report),
-            rolled=rolled_workloads(report) if settings.output.metrics_per_workload else None,
-        )
-    except RehashError as exc:
-        log.warning("pushing metrics failed: %s", exc)
+    output = settings.output
+    shard = f"{settings.scope.shard.index}" if settings.scope.shard else "all"
+    values: dict[str, Any] = {
+        "summary": report.summary(),
+        "api_requests": requests_by_code(report.api),
+        "configs_fetched": report.contents_fetched,
+        "duration_seconds": report.duration,
+        "success": not report.failed and not report.interrupted,
+        "deferred": report.deferred_by_reason(),
+        "notifications_undelivered": count_undelivered(report),
+        "rolled": rolled_workloads(report) if output.metrics_per_workload else None,
+    }
+    if output.pushgateway:
+        try:
+            push_metrics(output.pushgateway, job="kube-rehash", grouping={"shard": shard}, **values)
+        except RehashError as exc:
+            log.warning("pushing metrics failed: %s", exc)
+    if output.otlp_endpoint:
+        try:
+            push_otlp(
+                output.otlp_endpoint, build_registry(**values), shard=shard, cluster_name=output.cluster_name
+            )
+        except RehashError as exc:
+            log.warning("pushing metrics over OTLP failed: %s", exc)
 
 
 def rolled_workloads(report: Report) -> list[tuple[str, str, str]]:

@@ -101,6 +101,8 @@ class PatchType(StrEnum):
     JSON = "application/json-patch+json"
     MERGE = "application/merge-patch+json"
     STRATEGIC = "application/strategic-merge-patch+json"
+    APPLY = "application/apply-patch+yaml"
+    """Server-side apply (a JSON body is YAML too); the fields this field manager sets are its own."""
 
 
 @dataclass(frozen=True)
@@ -480,8 +482,12 @@ class KubeClient:
         patch_type: PatchType,
         dry_run: bool = False,
         field_manager: str = DEFAULT_FIELD_MANAGER,
+        force: bool = False,
     ) -> dict[str, Any]:
+        """PATCH an object; `force` (server-side apply only) takes over fields another manager set."""
         params = _write_params(dry_run, field_manager)
+        if force:
+            params["force"] = "true"
         return self._call("patch", "PATCH", path, params=params, body=body, content_type=patch_type.value)
 
     def create(

@@ -50,3 +50,10 @@ class Format(StrEnum):
 
     TEXT = "text"
     JSON = "json"
+
+
+class Reports(StrEnum):
+    """Where a pass writes per-namespace reports for tenants: nowhere, or OpenReports `Report`s."""
+
+    NONE = "none"
+    OPENREPORTS = "openreports"

@@ -54,7 +54,7 @@ class MetricsPushError(RehashError):
     """The Pushgateway could not be reached or refused the push. Reported, never fails the pass."""
 
 
-def _redact(url: str) -> str:
+def redact_url(url: str) -> str:
     """The URL without user:password, safe for a log line."""
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:
@@ -187,7 +187,7 @@ def push_metrics(
             return basic_auth_handler(username=username, password=password, **kwargs)
 
     try:
-        gateway = _redact(url)
+        gateway = redact_url(url)
     except ValueError as exc:  # e.g. a non-numeric port
         raise MetricsPushError("cannot push metrics: the Pushgateway URL is malformed") from exc
     try:

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from reconcile.model.bookkeeping import STALLED
 from reconcile.policy.decision import Action, Deferral
 from reconcile.policy.outcome import Outcome
-from reconcile.policy.outcomes import OutcomeClass, Outcomes, sort_key
+from reconcile.policy.outcomes import OutcomeClass, Outcomes
 from reconcile.policy.result import PassResult
 
 __all__ = ["Report", "row_json", "with_status"]
@@ -95,13 +95,8 @@ class Report:
         return sum(count for row_class, count in self.rows.classes.items() if which(row_class))
 
     def sorted_rows(self) -> Iterator[Outcome]:
-        """The rows by namespace, kind and name, each unpacked as it is written, so the rows are never all
-        unpacked at once. A pass appends them in that order but for its scope rows and a rotated start:
-        rows already in order are read as they are, others through a sorted index of their keys."""
-        if self.rows.in_order:
-            return iter(self.rows)
-        keys = sorted((sort_key(r), i) for i, r in enumerate(self.rows))
-        return (self.rows[i] for _, i in keys)
+        """The rows by namespace, kind and name (`Outcomes.sorted`)."""
+        return self.rows.sorted()
 
     def summary(self) -> dict[str, int]:
         """Counts derived from the rows alone, so they always add up: `workloads` is the number of rows

@@ -159,7 +159,14 @@ class RolloutChecks:
         log.info("rollout of %s is %s", subject.ref, state)
         if state == STALLED:
             message = f"kube-rehash: {stall_message(subject, found, self.writer.now)}"
-            self.writer.emit(subject, "RolloutStalled", message, warning=True)
+            self.writer.emit(
+                subject,
+                "RolloutStalled",
+                message,
+                warning=True,
+                action="CheckRollout",
+                changed=found.record.changed,
+            )
 
 
 def same_uid(obj: Mapping[str, Any], subject: Listed) -> bool:

@@ -37,6 +37,7 @@ from reconcile.pipeline.listing import say_foreign
 from reconcile.pipeline.notifier import Notifier
 from reconcile.pipeline.planner import open_stage, plan_batch, rules_for
 from reconcile.pipeline.read import ReadStage
+from reconcile.pipeline.reports import publish_reports
 from reconcile.pipeline.rollouts import RolloutChecks, Watch, watch_of
 from reconcile.pipeline.walk import Walker
 from reconcile.pipeline.write import Writer, Written
@@ -160,6 +161,7 @@ class PassRun:
             Outcome.scope_failure("Event", namespace, f"recording Events failed: {error}")
             for namespace, error in sorted(done.event_failures.items())
         )
+        outcomes.extend(publish_reports(self.settings, self.writer.client, outcomes))
         return PassResult(
             outcomes,
             dry_run=self.dry_run is not DryRun.NONE,

@@ -22,9 +22,11 @@ from reconcile.kube.client import KubeClient, PatchType
 from reconcile.model.annotations import Annotations
 from reconcile.model.choices import DryRun
 from reconcile.model.workload import Listed, Target
+from reconcile.pipeline.events import EventSender
 from reconcile.pipeline.evictions import carry_out
+from reconcile.policy.audit import related_source
 from reconcile.policy.decision import WRITING_ACTIONS, Action, Decision, defer_unwritten
-from reconcile.policy.patches import JsonPatch, build_event, build_job, build_patch, events_path, jobs_path
+from reconcile.policy.patches import JsonPatch, build_job, build_patch, jobs_path
 from reconcile.policy.planned import Planned
 from reconcile.policy.priority import write_rank
 from reconcile.values import value
@@ -64,6 +66,7 @@ class Writer:
         self.concurrency = max(1, concurrency)
         self.server_dry_run = dry_run is DryRun.SERVER
         self.client_dry_run = dry_run is DryRun.CLIENT
+        self.sender = EventSender(client, now=now, dry_run=self.server_dry_run)
 
     def may_write(self, item: Planned) -> bool:
         """Whether writing this decision may send a patch: only a workload with a full view has one."""
@@ -105,7 +108,9 @@ class Writer:
         failures: list[tuple[str, str]] = []
 
         def emit(subject: Listed, reason: str, message: str) -> None:
-            failure = self.emit(subject, reason, message, warning=False)
+            failure = self.emit(
+                subject, reason, message, warning=False, action="Evict", decision=item.decision
+            )
             failures.extend([failure] if failure else [])
 
         try:
@@ -138,13 +143,15 @@ class Writer:
         changed = ", ".join(decision.changed) or "config"
         if decision.action is Action.NOTIFY:
             log.info("notified %s: %s", target.ref, decision.reason)
-            message = f"kube-rehash notified: {changed} changed"
+            message, action = f"kube-rehash notified: {changed} changed", "Notify"
         elif decision.action is Action.ROLLOUT:
             log.info("rolled %s: %s", target.ref, decision.reason)
-            message = f"kube-rehash rolled out: {changed} changed"
+            message, action = f"kube-rehash rolled out: {changed} changed", "Restart"
         else:
             return Written(item, decision)
-        failure = self.emit(target.listed, "ConfigChanged", message, warning=False)
+        failure = self.emit(
+            target.listed, "ConfigChanged", message, warning=False, action=action, decision=decision
+        )
         problem = None
         if decision.action is Action.ROLLOUT and target.kind.runs_jobs and target.run_on_change:
             problem = self.create_job(target, updated, decision.config_hash or "")
@@ -173,17 +180,33 @@ class Writer:
         subject = item.full.listed if item.full is not None else item.listed
         log.warning("%s failed: %s", subject.ref, reason)
         message = f"kube-rehash could not update the workload: {reason}"
-        failure = self.emit(subject, "RolloutFailed", message, warning=True)
+        failure = self.emit(
+            subject, "RolloutFailed", message, warning=True, action="Patch", decision=item.decision
+        )
         decision = replace(item.decision, action=Action.FAILED, reason=reason)
         return Written(item, decision, event_failure=failure)
 
-    def emit(self, subject: Listed, reason: str, message: str, *, warning: bool) -> tuple[str, str] | None:
-        """One Event on the workload; (namespace, error) when the server refused it."""
+    def emit(
+        self,
+        subject: Listed,
+        reason: str,
+        message: str,
+        *,
+        warning: bool,
+        action: str,
+        decision: Decision | None = None,
+        changed: tuple[str, ...] = (),
+    ) -> tuple[str, str] | None:
+        """One Event on the workload; `related` names the first changed source (of `decision`, else
+        `changed`), the message all of them. (namespace, error) when the server refused it."""
         if not self.events or self.client_dry_run:
             return None
-        event = build_event(subject, reason=reason, message=message, warning=warning, now=self.now)
+        records = decision.observed.records if decision and decision.observed else ()
+        related = related_source(subject.namespace, decision.changed if decision else changed, records)
         try:
-            self.client.create(events_path(subject), event, dry_run=self.server_dry_run)
+            self.sender.send(
+                subject, reason=reason, message=message, warning=warning, action=action, related=related
+            )
         except PassCut:
             log.info("no Event on %s: the pass may start no more requests", subject.ref)
         except RehashError as exc:

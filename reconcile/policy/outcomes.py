@@ -111,6 +111,15 @@ class Outcomes(Sequence[Outcome]):
             self._blocks.append(_pack(self._open))
             self._open = []
 
+    def sorted(self) -> Iterator[Outcome]:
+        """The outcomes by namespace, kind and name, each unpacked as it is read, so they are never all
+        unpacked at once. A pass appends them in that order but for its scope outcomes and a rotated start:
+        outcomes already in order are read as they are, others through a sorted index of their keys."""
+        if self.in_order:
+            return iter(self)
+        keys = sorted((sort_key(o), i) for i, o in enumerate(self))
+        return (self[i] for _, i in keys)
+
     def extend(self, outcomes: Iterable[Outcome]) -> None:
         for outcome in outcomes:
             self.append(outcome)

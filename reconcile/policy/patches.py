@@ -1,8 +1,11 @@
-"""The bodies of the only writes kube-rehash makes: one guarded JSON patch per workload, Events, Jobs.
+"""The bodies of the only writes kube-rehash makes: one guarded JSON patch per workload, and Jobs.
 
 Each patch carries its own precondition (a JSON-patch `test` of the value the decision was based on,
 or of the object's resourceVersion where a map has to be created), so a concurrent writer is never
 overwritten: the server answers 422/409 and the pass re-reads and decides again.
+
+A rollout also sets `kubernetes.io/change-cause` (policy/audit.py, which builds the Events too), so
+`kubectl rollout history` names the sources whose change made the revision.
 
 A rollout of a kind whose status is watched (`Kind.health`) also records itself (annotation
 `rollout`) in the same patch; later passes move that record to `stalled` or `complete` with a
@@ -18,10 +21,11 @@ from typing import Any
 
 from reconcile.model.annotations import Annotations
 from reconcile.model.bookkeeping import RecordsDoc, RolloutRecord, format_records, format_rollout
-from reconcile.model.kinds import CRONJOB, EVENTS, JOBS
+from reconcile.model.kinds import CRONJOB, JOBS
 from reconcile.model.pointer import join_pointer
 from reconcile.model.times import format_time
 from reconcile.model.workload import Listed, Target, facts_after, stamp_holds
+from reconcile.policy.audit import CHANGE_CAUSE, change_cause
 from reconcile.policy.decision import (
     WRITING_ACTIONS,
     Action,
@@ -32,7 +36,6 @@ from reconcile.policy.decision import (
 )
 
 JsonPatch = list[dict[str, Any]]
-COMPONENT = "kube-rehash"
 METADATA_ANNOTATIONS = "/metadata/annotations"
 
 
@@ -124,6 +127,7 @@ def build_patch(
         ops.append({"op": "remove", "path": metadata_path(keys.superseded)})
     if rollout:
         ops.append(add_op(metadata_path(keys.last_rollout), format_time(now)))
+        ops.append(add_op(metadata_path(CHANGE_CAUSE), change_cause(decision)))
         if target.kind.health is not None:
             record = format_rollout(new_rollout(target, decision, now))
             ops.append(add_op(metadata_path(keys.rollout), record))
@@ -180,41 +184,6 @@ def rollout_state_patch(
         )
         ops.append(add_op(metadata_path(keys.sources), text))
     return ops
-
-
-def event_name(target: Listed, now: datetime, reason: str) -> str:
-    suffix = hashlib.sha256(f"{target.uid}/{reason}/{now.isoformat()}".encode()).hexdigest()[:10]
-    return f"{target.name[:240]}.{suffix}"
-
-
-def build_event(target: Listed, *, reason: str, message: str, warning: bool, now: datetime) -> dict[str, Any]:
-    """A core/v1 Event on the workload. The message names configs, never their values."""
-    stamp = format_time(now)
-    return {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": event_name(target, now, reason), "namespace": target.namespace},
-        "involvedObject": {
-            "apiVersion": target.kind.api_version,
-            "kind": target.kind.kind,
-            "namespace": target.namespace,
-            "name": target.name,
-            "uid": target.uid,
-        },
-        "reason": reason,
-        "message": message[:1024],
-        "type": "Warning" if warning else "Normal",
-        "source": {"component": COMPONENT},
-        "reportingComponent": COMPONENT,
-        "reportingInstance": COMPONENT,
-        "firstTimestamp": stamp,
-        "lastTimestamp": stamp,
-        "count": 1,
-    }
-
-
-def events_path(target: Listed) -> str:
-    return EVENTS.collection_path(target.namespace)
 
 
 def job_name(cronjob: str, config_hash: str) -> str:

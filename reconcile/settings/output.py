@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from reconcile.model.choices import DryRun, Format
+from reconcile.model.choices import DryRun, Format, Reports
 from reconcile.settings import values as v
 from reconcile.settings.rows import OUTPUT, Flag, Group, SettingsGroup, setting
 
@@ -63,6 +63,41 @@ class OutputSettings(SettingsGroup):
         flag=Flag(
             ("--pushgateway",), "push metrics to this Prometheus Pushgateway", "pass", 13, metavar="URL"
         ),
+    )
+    otlp_endpoint: str | None = setting(
+        None,
+        "OpenTelemetry metrics endpoint (OTLP over HTTP/protobuf, e.g. http://collector:4318/v1/metrics) to "
+        "push the pass's metrics to, besides or instead of the Pushgateway; null disables.",
+        v.URL,
+        ("otlpEndpoint",),
+        flag=Flag(
+            ("--otlp-endpoint",),
+            "push metrics over OTLP/HTTP to this URL (its full path, e.g. .../v1/metrics)",
+            "pass",
+            14,
+            metavar="URL",
+        ),
+        details="The same metrics as the Pushgateway's, with the resource attributes `service.name` "
+        "(kube-rehash), `k8s.cluster.name` (`clusterName`) and `kube_rehash.shard`; see "
+        "[Audit and reporting](audit-and-reporting.md#opentelemetry-metrics).",
+    )
+    cluster_name: str | None = setting(
+        None,
+        "The cluster's name, for the OTLP resource attribute k8s.cluster.name; null leaves it out.",
+        v.text(schema={"type": ["string", "null"], "minLength": 1}, nullable=True),
+        ("clusterName",),
+    )
+    reports: Reports = setting(
+        Reports.NONE,
+        "Per-namespace reports for tenants: none, or openreports (one OpenReports Report named kube-rehash "
+        "in each namespace the pass decided, listing its stale, deferred, notified, failed, not effective "
+        "and skipped workloads).",
+        v.choice_of(Reports),
+        ("reports",),
+        file_default="none",
+        details="Needs the OpenReports CRD (`reports.openreports.io`) and `list`, `create` and `patch` on "
+        "`reports` (chart value `openreports`, cronjob/components/openreports); see "
+        "[Audit and reporting](audit-and-reporting.md#openreports).",
     )
     metrics_per_workload: bool = setting(
         False,

@@ -44,6 +44,10 @@ RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", short_names=("cm",)),
     ResourceType("", "v1", "secrets", "secret", "Secret"),
     ResourceType("", "v1", "events", "event", "Event", short_names=("ev",)),
+    # The same Events in the events.k8s.io/v1 shape (events_v1.py converts), and the OpenReports CRD's
+    # reports (openreports.io, tests/data/openreports-crd.yaml).
+    ResourceType("events.k8s.io", "v1", "events", "event", "Event"),
+    ResourceType("openreports.io", "v1alpha1", "reports", "report", "Report"),
     ResourceType("", "v1", "pods", "pod", "Pod", short_names=("po",), has_status=True, categories=("all",)),
     ResourceType(
         "apps",

@@ -21,13 +21,14 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
-from . import discovery, fields, openapi, protobuf, render
+from . import discovery, events_v1, fields, openapi, protobuf, render
 from .authz import Attributes, Authenticator, RBACAuthorizer, User, verb_for
 from .entry import Entry
 from .errors import ApiError
 from .evictions import evict
 from .faults import Delay, Deny, ExpireContinue, Faults, Mutate, Reset, Respond, Throttle
 from .log import LogEntry, RequestLog
+from .patches import APPLY
 from .resources import BY_PATH, ResourceType
 from .store import Store
 
@@ -344,8 +345,21 @@ class _Handler(BaseHTTPRequestHandler):
         verb = verb_for(self.command, bool(name))
         attr_name = "" if verb == "create" else name
         self.server.authz.check(user, Attributes(verb, group, rtype.plural, scope_ns, attr_name))
+        applying = verb == "patch" and self.headers.get("Content-Type", "").startswith(APPLY)
+        if applying and not self.server.store.exists(
+            rtype, namespace, name
+        ):  # a create too, as on a real server
+            self.server.authz.check(user, Attributes("create", group, rtype.plural, scope_ns, name))
         dry_run = self._dry_run(query)
+        if group == events_v1.GROUP:
+            return events_v1.serve(
+                self.command, self._body, lambda body: self._as_core(namespace, name, dry_run, body)
+            )
         return self._dispatch(rtype, namespace, name, dry_run)
+
+    def _as_core(self, namespace: str, name: str, dry_run: bool, body: bytes) -> Response:
+        self._body = body
+        return self._dispatch(BY_PATH[("", "v1", "events")], namespace, name, dry_run)
 
     def _evict(self, namespace: str, name: str) -> Response:
         """POST pods/{name}/eviction (evictions.py): authorized as `create` on `pods/eviction`."""

@@ -166,6 +166,36 @@ def event(name: str, *, involved_namespace: bool = True) -> dict[str, Any]:
     }
 
 
+def event_v1(name: str, *, action: bool = True) -> dict[str, Any]:
+    """An events.k8s.io/v1 Event as reconcile/policy/audit.py build_event makes it."""
+    event: dict[str, Any] = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": name},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "kube-rehash",
+        "reportingInstance": "kube-rehash",
+        "reason": "ConfigChanged",
+        "regarding": {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": "web",
+            "uid": "u-1",
+            "namespace": "{ns}",
+        },
+        "related": {"apiVersion": "v1", "kind": "Secret", "name": "db", "namespace": "{ns}"},
+        "note": "kube-rehash rolled out: secret/db changed",
+        "type": "Normal",
+    }
+    if action:
+        event["action"] = "Restart"
+    return event
+
+
+V1_VALUES = ("/apiVersion", "/reason", "/note", "/action", "/reportingController", "/type")
+CORE_VALUES = ("/apiVersion", "/reason", "/message", "/action", "/reportingComponent", "/type")
+
+
 PODS = "/api/v1/namespaces/{ns}/pods"
 PDBS = "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
 
@@ -714,6 +744,21 @@ CASES: tuple[Case, ...] = (
         "event-create",
         (post("/api/v1/namespaces/{ns}/events", event("web.0123456789")),),
         "a core/v1 Event as kube-rehash posts it",
+    ),
+    Case(
+        "event-v1-both-apis",
+        (
+            post("/apis/events.k8s.io/v1/namespaces/{ns}/events", event_v1("web.2"), values=V1_VALUES),
+            Step("GET", "/api/v1/namespaces/{ns}/events/web.2", values=CORE_VALUES),
+            Step("GET", "/apis/events.k8s.io/v1/namespaces/{ns}/events/web.2", values=V1_VALUES),
+            Step("GET", "/apis/events.k8s.io/v1/namespaces/{ns}/events", values=("/kind", "/apiVersion")),
+        ),
+        "an events.k8s.io/v1 Event as kube-rehash posts it, read through both APIs in their shapes",
+    ),
+    Case(
+        "event-v1-required-fields",
+        (post("/apis/events.k8s.io/v1/namespaces/{ns}/events", event_v1("web.3", action=False)),),
+        "an events.k8s.io/v1 Event without its action is invalid",
     ),
     Case(
         "event-namespace-mismatch",

@@ -34,7 +34,7 @@ from rehash_simulator import Simulator
 from tests.cluster.controlplane import ControlPlane, ControlPlaneError
 
 CLI = str(Path(sys.executable).parent / "kube-rehash")
-COMPONENT = "kube-rehash"  # source.component of the Events kube-rehash writes
+COMPONENT = "kube-rehash"  # the reportingComponent (reportingController) of the Events kube-rehash writes
 SCOPED_COMMANDS = ("run", "plan")  # commands that pass cluster-wide without -n
 
 
@@ -111,11 +111,12 @@ class Backend(ABC):
         controller: a rollout there stays unfinished, and this returns at once)."""
 
     def events(self, namespace: str = "shop", reason: str | None = None) -> list[dict[str, Any]]:
-        """The Events kube-rehash wrote in a namespace (a real cluster's controllers write others)."""
+        """The Events kube-rehash wrote in a namespace (a real cluster's controllers write others), read
+        through core/v1: `reportingComponent` is the reporting controller whichever API created them."""
         return [
             e
             for e in self.list("events", namespace)
-            if (e.get("source") or {}).get("component") == COMPONENT and reason in (None, e["reason"])
+            if e.get("reportingComponent") == COMPONENT and reason in (None, e["reason"])
         ]
 
     def ns(self, name: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from reconcile.policy.audit import CHANGE_CAUSE
 from tests.e2e.conftest import (
     Backend,
     configmap,
@@ -23,15 +24,16 @@ WEB = "Deployment/shop/web"
 
 
 def strip_ours(obj: dict[str, Any]) -> dict[str, Any]:
-    """The object without server bookkeeping, without kube-rehash's own annotations and without the
-    revision the Deployment controller of a real cluster counts in its own annotation."""
+    """The object without server bookkeeping, without kube-rehash's own annotations (its change cause
+    included) and without the revision the Deployment controller of a real cluster counts in its own
+    annotation."""
     copy: dict[str, Any] = {**obj, "metadata": dict(obj["metadata"])}
     for key in ("resourceVersion", "generation", "managedFields"):
         copy["metadata"].pop(key, None)
     copy["metadata"]["annotations"] = {
         k: v
         for k, v in (copy["metadata"].get("annotations") or {}).items()
-        if not k.startswith(("kube-rehash.io/", "deployment.kubernetes.io/"))
+        if not k.startswith(("kube-rehash.io/", "deployment.kubernetes.io/")) and k != CHANGE_CAUSE
     }
     copy.pop("status", None)
     spec = copy.get("spec", {})
@@ -73,6 +75,7 @@ def test_a_change_rolls_once_and_changes_nothing_but_our_annotations(cluster: Ba
     assert template_hash(after) == row["hash"]
     assert after["metadata"]["generation"] == before["metadata"]["generation"] + 1
     assert strip_ours(after) == strip_ours(before)
+    assert after["metadata"]["annotations"][CHANGE_CAUSE] == "kube-rehash: configmap/app changed"
     patches = [e for e in cluster.writes() if e.method == "PATCH"]
     assert len(patches) == 1
 

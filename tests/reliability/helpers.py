@@ -29,6 +29,7 @@ from reconcile.settings.table import Settings
 from rehash_simulator import Simulator
 
 PREFIX = "kube-rehash.io/"
+CHANGE_CAUSE = "kubernetes.io/change-cause"
 HASH_KEY = "kube-rehash.io/config-hash"
 WORKLOADS = ("deployments", "statefulsets", "daemonsets")
 # Fast retries for in-process runs: the retry logic is the same, the sleeps are short.
@@ -137,8 +138,14 @@ def template_hash_changes(sim: Simulator, resource: str, namespace: str, name: s
     return sum(1 for a, b in itertools.pairwise(values) if b != a and b is not None)
 
 
+def ours(key: str) -> bool:
+    """Whether an annotation is one kube-rehash writes."""
+    return (key.startswith(PREFIX) and key.split("/", 1)[1] in OURS) or key == CHANGE_CAUSE
+
+
 def without_ours(obj: dict[str, Any]) -> dict[str, Any]:
-    """The object minus server bookkeeping and kube-rehash's own annotations (anywhere), for diffs."""
+    """The object minus server bookkeeping and kube-rehash's own annotations (anywhere; the change cause a
+    rollout sets included), for diffs."""
     copy = json.loads(json.dumps(obj))
     meta = copy["metadata"]
     for key in ("resourceVersion", "generation", "managedFields"):
@@ -149,7 +156,7 @@ def without_ours(obj: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node, dict):
             ann = node.get("annotations")
             if isinstance(ann, dict):
-                for k in [k for k in ann if k.startswith(PREFIX) and k.split("/", 1)[1] in OURS]:
+                for k in [k for k in ann if ours(k)]:
                     del ann[k]
                 if not ann:
                     del node["annotations"]

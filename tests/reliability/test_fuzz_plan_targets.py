@@ -18,6 +18,7 @@ from reconcile.model.hashing import ABSENT
 from reconcile.model.kinds import BUILTIN_KINDS
 from reconcile.model.references import DiscoverySettings
 from reconcile.model.workload import read_target
+from reconcile.policy.audit import CHANGE_CAUSE
 from reconcile.policy.decision import WRITING_ACTIONS, Action, Observed
 from reconcile.policy.limits import apply_budget
 from reconcile.policy.patches import build_patch
@@ -169,7 +170,7 @@ def test_decisions_and_patches_never_raise_and_only_touch_our_annotations(
     if decision.action in WRITING_ACTIONS:
         assert target.template_present  # nothing is written where there is no template to patch
         ops = build_patch(target, decision, seen, now=NOW, keys=KEYS)
-        ours = {KEYS.config_hash, KEYS.sources, KEYS.last_rollout, KEYS.rollout}
+        ours = {KEYS.config_hash, KEYS.sources, KEYS.last_rollout, KEYS.rollout, CHANGE_CAUSE}
         for op in ops:
             assert op["op"] in ("test", "add")
             if op["op"] == "add":

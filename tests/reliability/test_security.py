@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.e2e.conftest import Cluster, configmap, deployment, env_from, env_key
+from tests.otlp_capture import otlp_receiver
 from tests.reliability.helpers import (
     HASH_KEY,
     actions,
@@ -44,6 +46,12 @@ def forbidden_strings() -> list[str]:
 def test_no_secret_value_token_or_error_body_appears_in_any_output_at_vvv(
     cluster: Cluster, log_format: str
 ) -> None:
+    with ExitStack() as stack:
+        leak_check(cluster, log_format, stack)
+
+
+def leak_check(cluster: Cluster, log_format: str, stack: ExitStack) -> None:
+    """Every output of four passes: stdout, stderr, Events, workloads, the Report, the OTLP exports."""
     cluster.sim.add_token(PLANTED_TOKEN, "planted-user", ("system:masters",))
     kubeconfig = str(cluster.sim.write_kubeconfig(cluster.tmp / "planted", token=PLANTED_TOKEN))
     cluster.add(
@@ -54,7 +62,10 @@ def test_no_secret_value_token_or_error_body_appears_in_any_output_at_vvv(
         deployment("broken", env_from("configmap", "app")),
     )
     outputs: list[str] = []
-    argv = ("-vvv", "--log-format", log_format, "--kubeconfig", kubeconfig)
+    receiver = stack.enter_context(otlp_receiver())
+    config = cluster.tmp / "outputs.yaml"  # the Reports (the simulator serves them) and the OTLP push too
+    config.write_text(f"reports: openreports\notlpEndpoint: {receiver.url}\n")
+    argv = ("-vvv", "--log-format", log_format, "--kubeconfig", kubeconfig, "--config", str(config))
     first = cluster.cli("run", "-o", "json", *argv, kubeconfig=False)
     assert first.code == 0, first.stderr
     cluster.edit("secrets", "shop", "db", {"stringData": {"password": PLANTED_VALUE + "2"}})
@@ -66,6 +77,9 @@ def test_no_secret_value_token_or_error_body_appears_in_any_output_at_vvv(
     second = cluster.cli("run", "-o", "json", *argv, kubeconfig=False)
     assert second.code == 1
     assert second.actions()["Deployment/shop/broken"] == "failed"
+    (report,) = cluster.sim.store.list("reports", "shop")  # the Report that tells of the failure
+    assert [r["resources"][0]["name"] for r in report["results"]] == ["broken"]
+    outputs.append(str(report))
     text = cluster.cli("run", "-o", "text", *argv, kubeconfig=False)
     explain = cluster.cli("explain", "deployment/web", "-n", "shop", *argv, kubeconfig=False)
     assert explain.code == 0, explain.stderr
@@ -76,6 +90,9 @@ def test_no_secret_value_token_or_error_body_appears_in_any_output_at_vvv(
     outputs += [str(e) for e in events]
     for workload in ("web", "key", "broken"):
         outputs.append(str(cluster.get("deployments", "shop", workload)))
+    assert len(receiver.requests) == 3  # run, run and run (explain pushes nothing)
+    outputs += [str(receiver.decoded(i)) for i in range(3)]
+    outputs += [body.decode("latin-1") for _, _, body in receiver.requests]
     blob = "\n".join(outputs)
     assert "DEBUG" in blob or '"level": "debug"' in blob  # -vvv really was verbose
     for needle in forbidden_strings():

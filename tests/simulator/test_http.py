@@ -202,6 +202,8 @@ def test_discovery(sim: Simulator) -> None:
         "apps.kruise.io",
         "secrets-store.csi.x-k8s.io",
         "policy",
+        "events.k8s.io",
+        "openreports.io",
     }
     apps = call(sim, "GET", "/apis/apps/v1").json()
     short = {r["name"]: r.get("shortNames") for r in apps["resources"]}

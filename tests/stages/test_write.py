@@ -46,6 +46,9 @@ from tests.stages.http import (
 )
 
 EVENTS = "/api/v1/namespaces/shop/events"
+EVENT_API = "/apis/events.k8s.io/v1"
+"""Asked before a pass's first Event; these tests' server answers 404 (no such API), so Events are core/v1
+(tests/test_audit.py has the events.k8s.io/v1 shape)."""
 JSON_PATCH = "application/json-patch+json"
 MANAGED = "?fieldManager=kube-rehash"
 ANN = "/metadata/annotations/kube-rehash.io~1"
@@ -114,9 +117,10 @@ def test_a_rollout_sends_one_guarded_json_patch_then_a_config_changed_event(
     planned = rollout()
     decision = planned.decision
     mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", json=stored())
+    mock.add(responses.GET, SERVER + EVENT_API, status=404, json=status(404, "NotFound", "not found"))
     mock.add(responses.POST, SERVER + EVENTS, json={})
     (row,) = writer(client, redo).write_batch([planned])
-    assert calls(mock) == [f"PATCH {DEPLOYS}/web{MANAGED}", f"POST {EVENTS}{MANAGED}"]
+    assert calls(mock) == [f"PATCH {DEPLOYS}/web{MANAGED}", f"GET {EVENT_API}", f"POST {EVENTS}{MANAGED}"]
     patch = request(mock, 0)
     assert patch.headers["Content-Type"] == JSON_PATCH
     ops = body(patch)
@@ -136,12 +140,17 @@ def test_a_rollout_sends_one_guarded_json_patch_then_a_config_changed_event(
         {"op": "add", "path": ANN + "last-rollout", "value": "2026-11-25T12:00:00Z"},
         {
             "op": "add",
+            "path": "/metadata/annotations/kubernetes.io~1change-cause",
+            "value": "kube-rehash: configmap/app changed",
+        },
+        {
+            "op": "add",
             "path": ANN + "rollout",
             "value": '{"g":3,"t":"2026-11-25T12:00:00Z","c":["configmap/app"],"s":"progressing"}',
         },
     ]
-    event = body(request(mock, 1))
-    assert request(mock, 1).headers["Content-Type"] == "application/json"
+    event = body(request(mock, 2))
+    assert request(mock, 2).headers["Content-Type"] == "application/json"
     assert (event["reason"], event["type"], event["message"]) == (
         "ConfigChanged",
         "Normal",
@@ -153,6 +162,13 @@ def test_a_rollout_sends_one_guarded_json_patch_then_a_config_changed_event(
         "namespace": "shop",
         "name": "web",
         "uid": "uid-web",
+    }
+    assert event["related"] == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "namespace": "shop",
+        "name": "app",
+        "uid": planned.decision.observed.records[0].uid,
     }
     assert (row.action, row.reason, row.hash, row.previous) == (
         "rollout",
@@ -208,6 +224,7 @@ def test_a_failed_precondition_re_reads_through_redecide_and_patches_once_more(
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/app", json=changed)
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/app", json=changed)
     mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", json=fresh)
+    mock.add(responses.GET, SERVER + EVENT_API, status=404, json=status(404, "NotFound", "not found"))
     mock.add(responses.POST, SERVER + EVENTS, json={})
     (row,) = writer(client, redo).write_batch([planned])
     assert calls(mock) == [
@@ -216,6 +233,7 @@ def test_a_failed_precondition_re_reads_through_redecide_and_patches_once_more(
         f"GET {CONFIGMAPS}/app",
         f"GET {CONFIGMAPS}/app",
         f"PATCH {DEPLOYS}/web{MANAGED}",
+        f"GET {EVENT_API}",
         f"POST {EVENTS}{MANAGED}",
     ]
     assert [request(mock, i).headers["Accept"] for i in (1, 2, 3)] == [JSON, META_GET, JSON]
@@ -230,12 +248,23 @@ def test_a_workload_that_keeps_changing_fails_after_three_re_decisions(
     mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", status=409, json=conflict)
     mock.add(responses.GET, SERVER + f"{DEPLOYS}/web", json=stored())
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/app", json=cm("app", rv="6", k="new"))
+    mock.add(responses.GET, SERVER + EVENT_API, status=404, json=status(404, "NotFound", "not found"))
     mock.add(responses.POST, SERVER + EVENTS, json={})
     (row,) = writer(client, redo).write_batch([rollout()])
     patch, reread = f"PATCH {DEPLOYS}/web{MANAGED}", [f"GET {DEPLOYS}/web", *[f"GET {CONFIGMAPS}/app"] * 2]
-    assert calls(mock) == [patch, *reread, patch, *reread, patch, *reread, patch, f"POST {EVENTS}{MANAGED}"]
+    assert calls(mock) == [
+        patch,
+        *reread,
+        patch,
+        *reread,
+        patch,
+        *reread,
+        patch,
+        f"GET {EVENT_API}",
+        f"POST {EVENTS}{MANAGED}",
+    ]
     assert row.action == "failed" and row.reason.startswith("the workload kept changing under us: ")
-    assert body(request(mock, 13))["reason"] == "RolloutFailed"
+    assert body(request(mock, 14))["reason"] == "RolloutFailed"
 
 
 def test_a_forbidden_patch_is_a_failed_row_with_a_rollout_failed_warning_event(
@@ -243,11 +272,12 @@ def test_a_forbidden_patch_is_a_failed_row_with_a_rollout_failed_warning_event(
 ) -> None:
     denied = 'deployments.apps "web" is forbidden: cannot patch resource "deployments"'
     mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", status=403, json=status(403, "Forbidden", denied))
+    mock.add(responses.GET, SERVER + EVENT_API, status=404, json=status(404, "NotFound", "not found"))
     mock.add(responses.POST, SERVER + EVENTS, json={})
     (row,) = writer(client, redo).write_batch([rollout()])
-    assert calls(mock) == [f"PATCH {DEPLOYS}/web{MANAGED}", f"POST {EVENTS}{MANAGED}"]
+    assert calls(mock) == [f"PATCH {DEPLOYS}/web{MANAGED}", f"GET {EVENT_API}", f"POST {EVENTS}{MANAGED}"]
     assert row.action == "failed" and row.reason.startswith("patch failed: ") and "forbidden" in row.reason
-    event = body(request(mock, 1))
+    event = body(request(mock, 2))
     assert (event["reason"], event["type"]) == ("RolloutFailed", "Warning")
 
 
@@ -255,17 +285,18 @@ def test_max_rollouts_defers_the_rollouts_past_the_limit_and_counts_over_the_pas
     client: KubeClient, mock: responses.RequestsMock, redo: ReadStage
 ) -> None:
     mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/api", json=stored("api"))
+    mock.add(responses.GET, SERVER + EVENT_API, status=404, json=status(404, "NotFound", "not found"))
     mock.add(responses.POST, SERVER + EVENTS, json={})
     write = writer(client, redo, max_rollouts=1)
     rows = write.write_batch([rollout("api"), rollout("web")])
-    assert calls(mock) == [f"PATCH {DEPLOYS}/api{MANAGED}", f"POST {EVENTS}{MANAGED}"]
+    assert calls(mock) == [f"PATCH {DEPLOYS}/api{MANAGED}", f"GET {EVENT_API}", f"POST {EVENTS}{MANAGED}"]
     assert [(r.name, r.action, r.deferral) for r in rows] == [
         ("api", "rollout", None),
         ("web", "deferred", Deferral.MAX_ROLLOUTS),
     ]
     (later,) = write.write_batch([rollout("db")])  # the next batch: the limit counts over the pass
     assert (later.action, later.deferral) == ("deferred", Deferral.MAX_ROLLOUTS)
-    assert len(mock.calls) == 2
+    assert len(mock.calls) == 3
 
 
 def test_client_dry_run_sends_nothing_and_reports_what_it_would_do(
@@ -281,10 +312,12 @@ def test_server_dry_run_sends_the_same_writes_with_dry_run_all(
 ) -> None:
     planned = rollout()
     mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", json=stored())
+    mock.add(responses.GET, SERVER + EVENT_API, status=404, json=status(404, "NotFound", "not found"))
     mock.add(responses.POST, SERVER + EVENTS, json={})
     (row,) = writer(client, redo, dry_run="server").write_batch([planned])
     assert calls(mock) == [
         f"PATCH {DEPLOYS}/web{MANAGED}&dryRun=All",
+        f"GET {EVENT_API}",
         f"POST {EVENTS}{MANAGED}&dryRun=All",
     ]
     assert request(mock, 0).headers["Content-Type"] == JSON_PATCH
@@ -313,6 +346,7 @@ def test_a_refresh_re_decided_into_a_rollout_after_a_conflict_still_obeys_max_ro
     conflict = status(409, "Conflict", "the object has been modified")
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/api", json=stored("api"))
+        mock.add(responses.GET, SERVER + EVENT_API, status=404, json=status(404, "NotFound", "not found"))
         mock.add(responses.POST, SERVER + EVENTS, json={})
         mock.add(responses.PATCH, SERVER + f"{DEPLOYS}/web", status=409, json=conflict)
         mock.add(responses.GET, SERVER + f"{DEPLOYS}/web", json=stored("web"))

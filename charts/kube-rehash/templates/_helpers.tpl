@@ -84,7 +84,7 @@ one block below behind its value, one component appending the same rules. */}}
 - apiGroups: [batch]
   resources: [cronjobs]
   verbs: [get, list, patch]
-- apiGroups: [""]
+- apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create]
 {{- if .Values.secretsStoreCsi }}
@@ -115,5 +115,10 @@ one block below behind its value, one component appending the same rules. */}}
 - apiGroups: [""]
   resources: [pods/eviction]
   verbs: [create]
+{{- end }}
+{{- if or .Values.openreports (eq (toString .Values.config.reports) "openreports") }}
+- apiGroups: [openreports.io]
+  resources: [reports]
+  verbs: [list, create, patch]
 {{- end }}
 {{- end }}
