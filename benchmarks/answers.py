@@ -33,11 +33,15 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "limit-ignored": {"limit": "ignored"},
     "pages-half": {"pageScale": 0.5},
     "pages-double": {"pageScale": 2.0},
+    "pages-quadruple": {"pageScale": 4.0},
     "pages-cap-100": {"pageCap": 100},
+    "pages-floor-500": {"pageFloor": 500},
     "gzip-chunked": {"gzip": "chunked"},
     "gzip-off": {"gzip": "off"},
     "order-scrambled": {"order": "scrambled"},
     "tokens-30s": {"continueTtl": 30},
+    "tokens-60s": {"continueTtl": 60},
+    "tokens-120s": {"continueTtl": 120},
 }
 
 

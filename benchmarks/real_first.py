@@ -1,6 +1,6 @@
 """A first pass's peak RSS on the real control plane beside the simulator, and what kube-apiserver answers.
 
-`python -m benchmarks.real_first --shape independent --scale 0.3 --rounds 2 --out /tmp/real-first.json`
+`python -m benchmarks.real_first --shape independent --scale 0.2 --compact-every 10 --out /tmp/real-first.json`
 starts the control plane of tests/cluster (kube-apiserver, etcd, controllers, kwok), loads the named shape
 (benchmarks/shapes.py) scaled by `--scale` as benchmarks/real.py does (workloads that run no pod), and:
 
@@ -9,18 +9,25 @@ starts the control plane of tests/cluster (kube-apiserver, etcd, controllers, kw
    `remainingItemCount`; how a gzipped list is framed (Content-Length or chunked); the order of a
    cluster-wide list; and how long a continue token lives (kube-apiserver's `--etcd-compaction-interval`);
 2. runs the first pass as a server dry run (`--dry-run server`, `qps: 0`, as benchmarks/answers.py does),
-   `--rounds` times, with its peak RSS (`VmHWM`) and its requests from the audit log;
+   `--rounds` times, with its peak RSS (`VmHWM`) and the expired continue tokens it logged (`-v`); then the
+   real first install (its writes stored, so the watch cache moves on as it does in a real install) at
+   `--slow-qps` (0: unlimited), with etcd compacted every `--compact-every` seconds while it runs, as
+   kube-apiserver's own compactor does every 5 minutes (0: only that);
 3. with `--simulator`, serves the same cluster from the simulator, once per answer variant named there
-   (benchmarks/answers.py), and runs the same pass.
+   (benchmarks/answers.py), runs the same dry-run passes, then the same first install with continue tokens
+   that live `--compact-every` seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -32,7 +39,7 @@ from benchmarks.generate import generate, generate_file
 from benchmarks.harness import SimulatorProcess, measure
 from benchmarks.kubeconfig import session_for
 from benchmarks.memory import rehash_row
-from benchmarks.real import BENCH_NS, Loader, cheap, cleanup, service_account_token, settle, write_kubeconfig
+from benchmarks.real import BENCH_NS, Loader, cheap, service_account_token, settle, write_kubeconfig
 from benchmarks.shapes import named, scaled_down
 
 SECRETS = "/api/v1/secrets"
@@ -115,7 +122,13 @@ class RealServer:
         return []
 
 
-def real_passes(shape: Any, workdir: Path, rounds: int, log: Any = print) -> dict[str, Any]:
+def real_passes(
+    shape: Any, workdir: Path, *, rounds: int, slow_qps: float, compact_every: float, log: Any = print
+) -> dict[str, Any]:
+    """`rounds` first passes as server dry runs at `qps: 0`, then one real first install (its writes are
+    stored, as a first install's are: the watch cache sees them) at `slow_qps` (0: unlimited), with etcd
+    compacted every `compact_every` seconds while it runs (0: only by kube-apiserver's own compactor, every
+    5 minutes); then the probe."""
     from tests.cluster.controlplane import control_plane
 
     result: dict[str, Any] = {"runs": []}
@@ -127,25 +140,56 @@ def real_passes(shape: Any, workdir: Path, rounds: int, log: Any = print) -> dic
         kubeconfig, load = load_real(cp, shape, workdir)
         result["load_s"] = round(time.monotonic() - started, 1)
         log(f"[real] {result['server']}: loaded in {result['load_s']:.0f}s")
-        try:
-            argv = [sys.executable, "-m", "reconcile", "run", "-o", "json", "--kubeconfig", kubeconfig]
-            for round_ in range(rounds):
-                command = [*argv, "--config", str(config), "--dry-run", "server"]
-                run = measure("kube-rehash", command, RealServer())  # type: ignore[arg-type]
-                row = rehash_row(run)
-                row["api"] = json.loads(run.stdout).get("api")
-                result["runs"].append(row)
-                log(f"  real round {round_ + 1}: {row['rss_mb']} MiB, exit {row['exit']}")
-            result["probe"] = probe(load.session, load.server)
-            log(f"  probe: {json.dumps(result['probe'], indent=1)}")
-        finally:
-            cleanup(load, [])
+        argv = [sys.executable, "-m", "reconcile", "run", "-o", "json", "-v", "--kubeconfig", kubeconfig]
+        for round_ in range(rounds):
+            command = [*argv, "--config", str(config), "--dry-run", "server"]
+            result["runs"].append(real_row(measure("kube-rehash", command, RealServer())))  # type: ignore[arg-type]
+            log(f"  real round {round_ + 1}: {result['runs'][-1]}")
+        slow = workdir / "slow.yaml"
+        slow.write_text(f"qps: {slow_qps}\ntimeout: 1800\n")
+        with compacting(cp, compact_every) as compactions:
+            install = measure("kube-rehash", [*argv, "--config", str(slow)], RealServer())  # type: ignore[arg-type]
+        result["install"] = {**real_row(install), "qps": slow_qps, "compactions": len(compactions)}
+        log(f"  real first install at qps {slow_qps}, {len(compactions)} compactions: {result['install']}")
+        result["probe"] = probe(load.session, load.server)
+        log(f"  probe: {json.dumps(result['probe'], indent=1)}")
     return result
 
 
-def simulated_passes(shape: Any, workdir: Path, variants: list[str], rounds: int) -> dict[str, Any]:
-    """The same first pass on the simulator serving the same cluster, per answer variant, in rounds."""
-    runs: dict[str, list[dict[str, Any]]] = {}
+@contextlib.contextmanager
+def compacting(cp: Any, every: float) -> Iterator[list[int]]:
+    """etcd compacted to its current revision every `every` seconds (0: never) while the block runs; the
+    revisions compacted to."""
+    done, revisions = threading.Event(), []
+
+    def run() -> None:
+        while every and not done.wait(every):
+            revisions.append(cp.compact_etcd())
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield revisions
+    finally:
+        done.set()
+        thread.join()
+
+
+def real_row(run: Any) -> dict[str, Any]:
+    """The pass's row, with the requests it counted itself and the expired tokens it logged."""
+    row = rehash_row(run)
+    row["api"] = json.loads(run.stdout).get("api")
+    row["expired_tokens"] = run.stderr.count("list continue token expired")
+    return {k: v for k, v in row.items() if k not in ("bytes_by_resource", "by_method")}
+
+
+def simulated_passes(
+    shape: Any, workdir: Path, variants: list[str], *, rounds: int, slow_qps: float, ttl: float
+) -> dict[str, Any]:
+    """The same first passes on the simulator serving the same cluster, per answer variant, in rounds; then
+    the first install at `slow_qps` with continue tokens that live `ttl` seconds (0: the simulator's own,
+    300 s), as on the real server."""
+    runs: dict[str, Any] = {}
     written = generate_file(shape, workdir / "cluster.json")
     config = workdir / "qps0.yaml"
     with SimulatorProcess(written.path, workdir) as sim:
@@ -155,6 +199,13 @@ def simulated_passes(shape: Any, workdir: Path, variants: list[str], rounds: int
                 row = first_pass(sim, config, extra=[], env={})
                 runs.setdefault(name, []).append(row)
                 print(f"  simulator {name} round {round_ + 1}: {row['rss_mb']} MiB, {row['wall_s']:.1f}s")
+        sim.set_answers({"continueTtl": ttl} if ttl else {})
+        slow = workdir / "slow.yaml"
+        slow.write_text(f"qps: {slow_qps}\ntimeout: 1800\n")
+        argv = [sys.executable, "-m", "reconcile", "run", "-o", "json", "-v"]
+        command = [*argv, "--kubeconfig", str(sim.kubeconfig), "--config", str(slow)]
+        runs["install"] = {**real_row(measure("kube-rehash", command, sim)), "qps": slow_qps, "ttl": ttl}
+        print(f"  simulator first install at qps {slow_qps}: {runs['install']}")
     return runs
 
 
@@ -166,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--simulator", default="simulator", help="answer variants for the simulator (or none)"
     )
+    parser.add_argument("--slow-qps", type=float, default=0, help="the real first install's rate (0: none)")
+    parser.add_argument(
+        "--compact-every", type=float, default=0, help="compact etcd this often during the install (s)"
+    )
     parser.add_argument("--out", type=Path, default=Path("/tmp/kube-rehash-real-first.json"))
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -173,11 +228,15 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"shape": asdict(shape), "scale": args.scale, "simulator": {}}
     with tempfile.TemporaryDirectory(prefix="kube-rehash-real-first-", dir=args.workdir) as tmp:
         workdir = Path(tmp)
-        result["real"] = real_passes(shape, workdir, args.rounds)
+        result["real"] = real_passes(
+            shape, workdir, rounds=args.rounds, slow_qps=args.slow_qps, compact_every=args.compact_every
+        )
         args.out.write_text(json.dumps(result, indent=1) + "\n")
         variants = [v for v in args.simulator.split(",") if v and v != "none"]
         if variants:
-            result["simulator"] = simulated_passes(shape, workdir, variants, args.rounds)
+            result["simulator"] = simulated_passes(
+                shape, workdir, variants, rounds=args.rounds, slow_qps=args.slow_qps, ttl=args.compact_every
+            )
             args.out.write_text(json.dumps(result, indent=1) + "\n")
     return 0
 

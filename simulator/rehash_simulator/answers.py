@@ -17,6 +17,8 @@ Each setting, by its key in the JSON file:
 - `pageScale`: a page holds `limit` times this many objects (at least one): under 1 the server answers
   short pages, as a server filtering a page after reading it from storage can; above 1, more than asked.
 - `pageCap`: at most this many objects a page whatever the `limit` (0: no cap).
+- `pageFloor`: at least this many objects a page whatever the `limit` (0: none), as a server with a page
+  size of its own that takes `limit` only as a wish above it.
 - `gzip`: `length` (a body over `gzipThreshold` bytes is gzipped whole and sent with Content-Length),
   `chunked` (gzipped the same, sent with chunked transfer encoding in `chunkBytes` pieces and no
   Content-Length, as kube-apiserver's streaming gzip writer is framed), or `off` (never gzipped).
@@ -73,6 +75,7 @@ KEYS = {
     "limit": "limit",
     "pageScale": "page_scale",
     "pageCap": "page_cap",
+    "pageFloor": "page_floor",
     "gzip": "gzip",
     "gzipThreshold": "gzip_threshold",
     "gzipLevel": "gzip_level",
@@ -85,6 +88,7 @@ CONVERT: dict[str, Any] = {
     "limit": Limit,
     "page_scale": float,
     "page_cap": int,
+    "page_floor": int,
     "gzip": Framing,
     "gzip_threshold": int,
     "gzip_level": int,
@@ -102,6 +106,7 @@ class Answers:
     limit: Limit = Limit.EXACT
     page_scale: float = 1.0
     page_cap: int = 0
+    page_floor: int = 0
     gzip: Framing = Framing.LENGTH
     gzip_threshold: int = GZIP_THRESHOLD
     gzip_level: int = GZIP_LEVEL
@@ -119,8 +124,12 @@ class Answers:
             raise ValueError(f"unknown answer settings: {', '.join(unknown)} (known: {', '.join(KEYS)})")
         values = {KEYS[key]: CONVERT[KEYS[key]](value) for key, value in doc.items()}
         answers = replace(cls(), **values)
-        if answers.page_scale <= 0 or answers.page_cap < 0 or answers.chunk_bytes <= 0:
-            raise ValueError("pageScale must be > 0, pageCap >= 0 and chunkBytes > 0")
+        if (
+            answers.page_scale <= 0
+            or min(answers.page_cap, answers.page_floor) < 0
+            or answers.chunk_bytes <= 0
+        ):
+            raise ValueError("pageScale must be > 0, pageCap and pageFloor >= 0, and chunkBytes > 0")
         return answers
 
     def as_mapping(self) -> dict[str, Any]:
@@ -136,7 +145,7 @@ class Answers:
         """Objects a page holds for a request's `limit` (0: the rest of the list)."""
         if self.limit is Limit.IGNORED:
             return 0
-        count = max(1, math.floor(limit * self.page_scale)) if limit else 0
+        count = max(1, math.floor(limit * self.page_scale), self.page_floor) if limit else 0
         if self.page_cap:
             count = min(count, self.page_cap) if count else self.page_cap
         return count

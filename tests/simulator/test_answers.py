@@ -68,7 +68,8 @@ def test_an_ignored_limit_answers_the_whole_list_in_one_page(shop: Simulator) ->
 
 
 @pytest.mark.parametrize(
-    ("settings", "sizes"), [({"pageScale": 0.5}, [3, 3, 3]), ({"pageCap": 4}, [4, 4, 4])]
+    ("settings", "sizes"),
+    [({"pageScale": 0.5}, [3, 3, 3]), ({"pageCap": 4}, [4, 4, 4]), ({"pageFloor": 7}, [7, 7, 6])],
 )
 def test_pages_hold_the_scaled_or_capped_number_of_objects(
     shop: Simulator, settings: dict[str, Any], sizes: list[int]
