@@ -1,6 +1,6 @@
-"""A first pass's peak RSS on the real control plane beside the simulator, and what kube-apiserver answers.
+"""A first pass's peak RSS on the real control plane beside the simulator, and what kube-apiserver says.
 
-`python -m benchmarks.real_first --shape independent --scale 0.2 --compact-every 10 --out /tmp/real-first.json`
+`python -m benchmarks.real_first --shape independent --scale 0.2 --compact-every 10 --out /tmp/real.json`
 starts the control plane of tests/cluster (kube-apiserver, etcd, controllers, kwok), loads the named shape
 (benchmarks/shapes.py) scaled by `--scale` as benchmarks/real.py does (workloads that run no pod), and:
 
