@@ -245,6 +245,11 @@ MEMORY_ARGS ?= --memory --scales 1,2,4,10 --chart docs/memory.png --out benchmar
 MEMORY_REALISTIC_ARGS ?= --memory --objects realistic --scales 1,10 --memory-first-defaults none \
 	--out benchmarks/results-memory-realistic.json
 
+# And on the named 10x shapes of benchmarks/shapes.py, with continue tokens that expire mid-walk as the varied
+# answer (docs/engineering/memory-findings.md): first, steady and change at `qps: 0` and at the defaults.
+MEMORY_SHAPES_ARGS ?= --memory --shapes project,independent,independent@tokens-60s,many-small,few-huge,helm-heavy,big-configmaps,long-refs,realistic \
+	--out benchmarks/results-memory-shapes.json
+
 # The editable install leaves the project's modules uncompiled (and PYTHONDONTWRITEBYTECODE keeps them so):
 # compiled first, as a wheel's install (pip) and the image do, so each pass measured pays no compile.
 bench: $(VENV)/.installed-bench control-plane
@@ -252,8 +257,9 @@ bench: $(VENV)/.installed-bench control-plane
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
 	$(BIN)/python -m benchmarks $(MEMORY_ARGS)
 	$(BIN)/python -m benchmarks $(MEMORY_REALISTIC_ARGS)
+	$(BIN)/python -m benchmarks $(MEMORY_SHAPES_ARGS)
 	$(BIN)/python -m benchmarks.report benchmarks/results.json benchmarks/results-memory.json \
-		benchmarks/results-memory-realistic.json > docs/run-of-record.md
+		benchmarks/results-memory-realistic.json benchmarks/results-memory-shapes.json > docs/run-of-record.md
 
 chaos: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m chaos

@@ -304,6 +304,18 @@ def main(argv: list[str] | None = None) -> int:
         help="with --memory: the scales (comma-separated, `all` or `none`) at which the first pass at the "
         "shipped defaults is also measured, on a second simulator (up to 240 s each)",
     )
+    parser.add_argument(
+        "--shapes",
+        default="",
+        help="with --memory: instead of --scales, these named 10x shapes (comma-separated; "
+        "benchmarks/shapes.py: project, independent, many-small, few-huge, helm-heavy, big-configmaps, "
+        "long-refs, realistic), each "
+        "optionally as NAME@VARIANT with the simulator answering as a variant of benchmarks/answers.py says "
+        "(e.g. independent@limit-ignored); results under the key `shapes`",
+    )
+    parser.add_argument(
+        "--shape-scale", type=float, default=1.0, help="with --shapes: their counts times this (a quick look)"
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
     parser.add_argument("--chart", type=Path, default=None, help="draw the chart here (needs matplotlib)")
     parser.add_argument(
@@ -421,6 +433,8 @@ def memory_main(args: argparse.Namespace, base: Shape, results: dict[str, Any]) 
     """`--memory`: benchmarks/memory.py at each of `--scales`, into `results["memory"]` by scale."""
     from benchmarks.memory import memory_scenario, memory_table
 
+    if args.shapes:
+        return shapes_main(args, results)
     factors = [int(f) for f in args.scales.split(",") if f]
     wanted = args.memory_first_defaults
     first_at = set(factors) if wanted == "all" else {int(f) for f in wanted.split(",") if f.isdigit()}
@@ -447,6 +461,35 @@ def memory_main(args: argparse.Namespace, base: Shape, results: dict[str, Any]) 
         record, png = args.performance_chart
         draw(json.loads(record.read_text()), png, memory=results["memory"])
         print(f"chart: {png} (the run of record {record}, with this run's peak RSS)")
+    return 0
+
+
+def shapes_main(args: argparse.Namespace, results: dict[str, Any]) -> int:
+    """`--memory --shapes`: benchmarks/memory.py on each named shape, into `results["shapes"]` by name."""
+    from benchmarks.answers import VARIANTS
+    from benchmarks.memory import memory_scenario, shapes_table
+    from benchmarks.shapes import named, scaled_down
+
+    chosen = [name.strip() for name in args.shapes.split(",") if name.strip()]
+    for name in chosen:  # every name checked before the first cluster is generated
+        named(name.split("@")[0])
+        if "@" in name and name.split("@", 1)[1] not in VARIANTS:
+            raise SystemExit(f"unknown answer variant in {name!r}: one of {', '.join(VARIANTS)}")
+    results["shapes"] = {}
+    results["shape_scale"] = args.shape_scale
+    with tempfile.TemporaryDirectory(prefix="kube-rehash-bench-", dir=args.workdir) as tmp:
+        for name in chosen:
+            shape, _, variant = name.partition("@")
+            results["shapes"][name] = memory_scenario(
+                scaled_down(named(shape), args.shape_scale),
+                Path(tmp),
+                kube_rehash=[sys.executable, "-m", "reconcile"],
+                change_fraction=args.change_fraction,
+                first_at_defaults=args.memory_first_defaults != "none",
+                answers=VARIANTS[variant] if variant else None,
+            )
+            write_results(results, args.out)
+    print("\n".join(shapes_table(results["shapes"])))
     return 0
 
 

@@ -9,26 +9,29 @@ dominate the bytes of any naive "list every Secret" approach. Same parameters an
 
 from __future__ import annotations
 
-import base64
 import json
-import math
 import random
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks.objects import (
+    API_VERSIONS,
+    WATCH,
+    Contents,
+    b64,
+    big_size,
+    configmap,
+    helm_secret,
+    secret,
+    workload,
+)
 from rehash_simulator.dress import dress
 
-WATCH = "kube-rehash.io/watch"
+__all__ = ["API_VERSIONS", "WATCH", "Cluster", "Contents", "Shape", "generate", "generate_file"]
 # Share of each workload kind (the rest are Deployments).
 KIND_MIX = (("StatefulSet", 0.15), ("DaemonSet", 0.10), ("CronJob", 0.15))
-API_VERSIONS = {
-    "Deployment": "apps/v1",
-    "StatefulSet": "apps/v1",
-    "DaemonSet": "apps/v1",
-    "CronJob": "batch/v1",
-}
 THIN, REALISTIC = "thin", "realistic"  # `Shape.objects`
 # The largest `Shape.scaled` factor at which Helm releases keep their full size (see `Shape.scaled`).
 HELM_FULL_SIZE_UP_TO = 4
@@ -61,6 +64,16 @@ class Shape:
     # THIN: the objects as written here; REALISTIC: dressed as a real cluster holds them (managedFields of
     # several managers, kubectl's last-applied annotation, Helm's labels, status: rehash_simulator/dress.py).
     objects: str = "thin"
+    # Each workload references between `refs_min` and `refs_max` sources of its namespace (fewer where it
+    # holds fewer), each through one of every reference form (benchmarks/objects.py, FORMS).
+    refs_min: int = 1
+    refs_max: int = 4
+    contents: Contents = field(default_factory=Contents)
+    # ConfigMaps of 900-1,000 KiB (near the API's 1 MiB limit) on top of `configmaps`, spread over the
+    # namespaces; every opted-in workload of a namespace holding some mounts one of them whole.
+    big_configmaps: int = 0
+    # Whether `scaled` shrinks the Helm releases beyond `HELM_FULL_SIZE_UP_TO` (see there).
+    helm_shrink: bool = True
 
     def scaled(self, factor: int) -> Shape:
         """Every count times `factor`; beyond `HELM_FULL_SIZE_UP_TO` the Helm releases also shrink.
@@ -76,7 +89,7 @@ class Shape:
         full-size releases), the simulator's RSS 3.6 GB once loaded and 5.5 GB at its peak (VmHWM, after the
         passes), and the generating harness about 1.8 GB. Sizes floor at 1-2 KB.
         """
-        shrink = factor if factor > HELM_FULL_SIZE_UP_TO else 1
+        shrink = factor if factor > HELM_FULL_SIZE_UP_TO and self.helm_shrink else 1
         return replace(
             self,
             workloads=self.workloads * factor,
@@ -85,6 +98,7 @@ class Shape:
             configmaps=self.configmaps * factor,
             secrets=self.secrets * factor,
             helm_secrets=self.helm_secrets * factor,
+            big_configmaps=self.big_configmaps * factor,
             helm_min_kb=max(1, self.helm_min_kb // shrink),
             helm_max_kb=max(2, self.helm_max_kb // shrink),
         )
@@ -136,172 +150,6 @@ def _portion(total: int, parts: int, index: int, skew: float) -> int:
     return first if index == 0 else _split(total - first, parts - 1, index - 1)
 
 
-def _text(rng: random.Random, size: int) -> str:
-    """Config-file-like text of about `size` bytes (compressible lines, like real configs)."""
-    words = ("server", "listen", "timeout", "upstream", "cache", "level", "enabled", "path", "host", "port")
-    lines: list[str] = []
-    length = 0
-    while length < size:
-        line = f"{rng.choice(words)}.{rng.choice(words)}_{rng.randrange(1000)} = {rng.getrandbits(48):x}"
-        lines.append(line)
-        length += len(line) + 1
-    return "\n".join(lines)
-
-
-def _b64(rng: random.Random, size: int) -> str:
-    return base64.b64encode(rng.randbytes(size)).decode()
-
-
-def _configmap(rng: random.Random, ns: str, name: str) -> dict[str, Any]:
-    # Log-uniform size between 200 B and 64 KB over 1-4 keys.
-    total = int(math.exp(rng.uniform(math.log(200), math.log(64 * 1024))))
-    keys = rng.randint(1, 4)
-    data = {f"key{k}" if k else "app.conf": _text(rng, total // keys) for k in range(keys)}
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": ns, "labels": {"app.kubernetes.io/part-of": ns}},
-        "data": data,
-    }
-
-
-def _secret(rng: random.Random, ns: str, name: str) -> dict[str, Any]:
-    if rng.random() < 0.4:
-        data = {"tls.crt": _b64(rng, 1400), "tls.key": _b64(rng, 1200), "ca.crt": _b64(rng, 1300)}
-        kind = "kubernetes.io/tls"
-    else:
-        data = {k: _b64(rng, rng.randint(16, 64)) for k in ("username", "password", "token", "dsn")}
-        kind = "Opaque"
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": kind,
-        "metadata": {"name": name, "namespace": ns, "labels": {"app.kubernetes.io/part-of": ns}},
-        "data": data,
-    }
-
-
-def _helm_secret(rng: random.Random, blob: str, ns: str, index: int, shape: Shape) -> dict[str, Any]:
-    size = rng.randint(shape.helm_min_kb * 1024, shape.helm_max_kb * 1024) * 3 // 4  # before base64
-    start = rng.randrange(0, len(blob) - size)
-    release = f"release-{index:04d}"
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "helm.sh/release.v1",
-        "metadata": {
-            "name": f"sh.helm.release.v1.{release}.v{rng.randint(1, 30)}",
-            "namespace": ns,
-            "labels": {"name": release, "owner": "helm", "status": "deployed", "version": "1"},
-        },
-        # A Helm release is base64(gzip(json)) inside the Secret's own base64: incompressible text.
-        "data": {"release": base64.b64encode(blob[start : start + size].encode()).decode()},
-    }
-
-
-def _container(
-    rng: random.Random, name: str, refs: list[tuple[str, str, list[str]]]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A realistic container referencing `refs` ((kind, name, keys)) in varied ways, plus its volumes."""
-    env: list[dict[str, Any]] = [
-        {"name": f"SETTING_{i}", "value": f"value-{rng.getrandbits(32):x}"} for i in range(rng.randint(4, 14))
-    ]
-    env_from: list[dict[str, Any]] = []
-    mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}]
-    volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
-    for i, (kind, source, keys) in enumerate(refs):
-        form = rng.choice(("keyref", "envfrom", "volume", "volume-items", "projected"))
-        ref_key = "configMapKeyRef" if kind == "configmap" else "secretKeyRef"
-        if form == "keyref":
-            env.append({"name": f"REF_{i}", "valueFrom": {ref_key: {"name": source, "key": keys[0]}}})
-        elif form == "envfrom":
-            env_from.append({"configMapRef" if kind == "configmap" else "secretRef": {"name": source}})
-        else:
-            volume = f"ref-{i}"
-            mounts.append({"name": volume, "mountPath": f"/etc/{volume}", "readOnly": True})
-            if form == "projected":
-                key = "configMap" if kind == "configmap" else "secret"
-                volumes.append({"name": volume, "projected": {"sources": [{key: {"name": source}}]}})
-            elif kind == "configmap":
-                spec: dict[str, Any] = {"name": source}
-                if form == "volume-items":
-                    spec["items"] = [{"key": keys[0], "path": keys[0]}]
-                volumes.append({"name": volume, "configMap": spec})
-            else:
-                spec = {"secretName": source, "defaultMode": 0o400}
-                if form == "volume-items":
-                    spec["items"] = [{"key": keys[0], "path": keys[0]}]
-                volumes.append({"name": volume, "secret": spec})
-    container: dict[str, Any] = {
-        "name": name,
-        "image": f"registry.example.com/team/{name}:1.{rng.randint(0, 40)}.{rng.randint(0, 9)}",
-        "imagePullPolicy": "IfNotPresent",
-        "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
-        "env": env,
-        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
-        "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 10},
-        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "initialDelaySeconds": 15},
-        "securityContext": {
-            "runAsNonRoot": True,
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-        },
-        "volumeMounts": mounts,
-    }
-    if env_from:
-        container["envFrom"] = env_from
-    return container, volumes
-
-
-def _workload(
-    rng: random.Random,
-    kind: str,
-    ns: str,
-    name: str,
-    *,
-    opted_in: bool,
-    refs: list[tuple[str, str, list[str]]],
-) -> dict[str, Any]:
-    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/instance": f"{name}-prod"}
-    container, volumes = _container(rng, name, refs)
-    sidecar = {
-        "name": "log-shipper",
-        "image": "registry.example.com/infra/log-shipper:2.3.1",
-        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
-        "volumeMounts": [{"name": "tmp", "mountPath": "/var/log/app"}],
-    }
-    template: dict[str, Any] = {
-        "metadata": {
-            "labels": labels,
-            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "8080"},
-        },
-        "spec": {
-            "serviceAccountName": name,
-            "containers": [container, sidecar],
-            "volumes": volumes,
-            "securityContext": {"fsGroup": 65532},
-            "terminationGracePeriodSeconds": 30,
-        },
-    }
-    annotations = {
-        "deployment.kubernetes.io/revision": str(rng.randint(1, 50)),
-        "team": f"team-{rng.randint(1, 20)}",
-    }
-    if opted_in:
-        annotations[WATCH] = "true"
-    metadata = {"name": name, "namespace": ns, "labels": labels, "annotations": annotations}
-    if kind == "CronJob":
-        template["spec"]["restartPolicy"] = "OnFailure"
-        spec: dict[str, Any] = {"schedule": "*/30 * * * *", "jobTemplate": {"spec": {"template": template}}}
-    else:
-        spec = {"selector": {"matchLabels": labels}, "template": template}
-        if kind != "DaemonSet":
-            spec["replicas"] = rng.randint(1, 5)
-        if kind == "StatefulSet":
-            spec["serviceName"] = name
-    return {"apiVersion": API_VERSIONS[kind], "kind": kind, "metadata": metadata, "spec": spec}
-
-
 def namespace_name(n: int) -> str:
     """The `n`-th namespace of a generated cluster; their names sort in their order, as etcd's keys do."""
     return f"ns-{n:04d}"
@@ -310,53 +158,72 @@ def namespace_name(n: int) -> str:
 def generate(shape: Shape) -> Cluster:
     """Build the cluster for `shape` (deterministic in `shape.seed`)."""
     rng = random.Random(shape.seed)
-    blob = _b64(rng, shape.helm_max_kb * 1024)  # Helm payloads are slices of one random blob
-    objects: list[dict[str, Any]] = []
-    cluster = Cluster(shape, objects)
+    blob = b64(rng, shape.helm_max_kb * 1024)  # Helm payloads are slices of one random blob
+    cluster = Cluster(shape, [])
     referenced: set[tuple[str, str, str]] = set()
     for n in range(shape.namespaces):
-        ns = namespace_name(n)
-        objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-        cms = [
-            _configmap(rng, ns, f"config-{i:04d}")
-            for i in range(_portion(shape.configmaps, shape.namespaces, n, shape.skew))
-        ]
-        helm = _split(shape.helm_secrets, shape.namespaces, n)
-        plain = _portion(shape.secrets, shape.namespaces, n, shape.skew) - helm
-        secrets = [_secret(rng, ns, f"secret-{i:04d}") for i in range(max(plain, 0))]
-        objects.extend(cms)
-        objects.extend(secrets)
-        objects.extend(_helm_secret(rng, blob, ns, i, shape) for i in range(helm))
-        # Unrelated Secrets come from their own generator so the rest of the cluster stays identical.
-        extra = random.Random(f"{shape.seed}-{ns}-unrelated")
-        for copy in range(1, shape.unrelated_factor):
-            objects.extend(_secret(extra, ns, f"unrelated-{copy}-{i:04d}") for i in range(max(plain, 0)))
-            objects.extend(_helm_secret(extra, blob, ns, copy * 10000 + i, shape) for i in range(helm))
-        sources = [("configmap", c["metadata"]["name"], sorted(c["data"])) for c in cms]
-        sources += [("secret", s["metadata"]["name"], sorted(s["data"])) for s in secrets]
-        workloads = _portion(shape.workloads, shape.namespaces, n, shape.skew)
-        opted = _portion(shape.opted_in, shape.namespaces, n, shape.skew)
-        for w in range(workloads):
-            roll = rng.random()
-            kind = "Deployment"
-            for candidate, share in KIND_MIX:
-                if roll < share:
-                    kind = candidate
-                    break
-                roll -= share
-            name = f"app-{w:04d}"
-            refs = rng.sample(sources, min(rng.randint(1, 4), len(sources))) if sources else []
-            opted_in = w < opted
-            objects.append(_workload(rng, kind, ns, name, opted_in=opted_in, refs=refs))
-            if opted_in:
-                keyed = [(k, ns, s) for k, s, _ in refs]
-                cluster.references[(kind, ns, name)] = keyed
-                referenced.update(keyed)
+        _namespace(cluster, n, rng, blob, referenced)
     cluster.referenced = sorted(referenced)
     if shape.objects == REALISTIC:
-        for obj in objects:
+        for obj in cluster.objects:
             dress(obj, shape.seed)
     return cluster
+
+
+def _namespace(
+    cluster: Cluster, n: int, rng: random.Random, blob: str, referenced: set[tuple[str, str, str]]
+) -> None:
+    """The `n`-th namespace and everything in it, into `cluster`."""
+    shape, objects = cluster.shape, cluster.objects
+    ns = namespace_name(n)
+    helm_kb = (shape.helm_min_kb, shape.helm_max_kb)
+    objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    cms = [
+        configmap(rng, ns, f"config-{i:04d}", shape.contents)
+        for i in range(_portion(shape.configmaps, shape.namespaces, n, shape.skew))
+    ]
+    bundles = [
+        configmap(rng, ns, f"bundle-{i:04d}", size=big_size(rng))
+        for i in range(_split(shape.big_configmaps, shape.namespaces, n))
+    ]
+    helm = _split(shape.helm_secrets, shape.namespaces, n)
+    plain = _portion(shape.secrets, shape.namespaces, n, shape.skew) - helm
+    secrets = [secret(rng, ns, f"secret-{i:04d}") for i in range(max(plain, 0))]
+    objects.extend(cms)
+    objects.extend(bundles)
+    objects.extend(secrets)
+    objects.extend(helm_secret(rng, blob, ns, i, helm_kb) for i in range(helm))
+    # Unrelated Secrets come from their own generator so the rest of the cluster stays identical.
+    extra = random.Random(f"{shape.seed}-{ns}-unrelated")
+    for copy in range(1, shape.unrelated_factor):
+        objects.extend(secret(extra, ns, f"unrelated-{copy}-{i:04d}") for i in range(max(plain, 0)))
+        objects.extend(helm_secret(extra, blob, ns, copy * 10000 + i, helm_kb) for i in range(helm))
+    sources = [("configmap", c["metadata"]["name"], sorted(c["data"])) for c in cms]
+    sources += [("secret", s["metadata"]["name"], sorted(s["data"])) for s in secrets]
+    whole = frozenset(b["metadata"]["name"] for b in bundles)
+    opted = _portion(shape.opted_in, shape.namespaces, n, shape.skew)
+    for w in range(_portion(shape.workloads, shape.namespaces, n, shape.skew)):
+        roll = rng.random()
+        kind = "Deployment"
+        for candidate, share in KIND_MIX:
+            if roll < share:
+                kind = candidate
+                break
+            roll -= share
+        name = f"app-{w:04d}"
+        count = rng.randint(shape.refs_min, shape.refs_max)
+        refs = rng.sample(sources, min(count, len(sources))) if sources else []
+        opted_in = w < opted
+        if opted_in and bundles:
+            bundle = bundles[w % len(bundles)]
+            refs.append(("configmap", bundle["metadata"]["name"], sorted(bundle["data"])))
+        objects.append(
+            workload(rng, kind, ns, name, opted_in=opted_in, refs=refs, contents=shape.contents, whole=whole)
+        )
+        if opted_in:
+            keyed = [(k, ns, s) for k, s, _ in refs]
+            cluster.references[(kind, ns, name)] = keyed
+            referenced.update(keyed)
 
 
 def write(cluster: Cluster, path: Path) -> int:

@@ -15,13 +15,14 @@ import base64
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,14 +137,23 @@ class SimulatorProcess:
     """`python -m rehash_simulator --load FILE --log-file LOG` as a child; stop() ends it."""
 
     def __init__(
-        self, load: Path, workdir: Path, *, timeout: float = 600.0, rollout_seconds: float | None = None
+        self,
+        load: Path,
+        workdir: Path,
+        *,
+        timeout: float = 600.0,
+        rollout_seconds: float | None = None,
+        answers: Mapping[str, Any] | None = None,
     ) -> None:
         self.workdir = workdir
         self.kubeconfig = workdir / "kubeconfig"
         self.log_path = workdir / "requests.jsonl"
+        self.answers_path = workdir / "answers.json"
+        """How the simulator pages, counts and frames its answers (rehash_simulator/answers.py)."""
         ready = workdir / "ready"
         for path in (ready, self.log_path):
             path.unlink(missing_ok=True)
+        self.answers_path.write_text(json.dumps(dict(answers or {})))
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -157,6 +167,8 @@ class SimulatorProcess:
                 str(ready),
                 "--log-file",
                 str(self.log_path),
+                "--answers",
+                str(self.answers_path),
                 *(["--rollout-seconds", str(rollout_seconds)] if rollout_seconds is not None else []),
             ],
             stdout=subprocess.DEVNULL,
@@ -174,6 +186,12 @@ class SimulatorProcess:
         self._offset = 0
         self._marks = 0
         self.mark()
+
+    def set_answers(self, answers: Mapping[str, Any]) -> None:
+        """Answer from now on as `answers` says (the rest at the simulator's defaults)."""
+        self.answers_path.write_text(json.dumps(dict(answers)))
+        self.process.send_signal(signal.SIGHUP)
+        time.sleep(1.0)  # the simulator's main thread reads the file between its 0.5 s waits
 
     def mark(self) -> list[dict[str, Any]]:
         """Entries logged since the previous mark, cut by a marker request sent now."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ from benchmarks.generate import Shape, generate_file
 from benchmarks.harness import Measured, SimulatorProcess, change_sources, measure
 
 PASSES = ("first", "steady", "change")
+TARGET_MIB = 64.0
+"""Peak RSS every pass of every shape must stay within: half the shipped pod's 128 Mi limit."""
 
 
 def status_kib(pid: int, field: str) -> int:
@@ -71,9 +74,11 @@ def memory_scenario(
     kube_rehash: list[str],
     change_fraction: float = 0.05,
     first_at_defaults: bool = True,
+    answers: Mapping[str, Any] | None = None,
     log: Any = print,
 ) -> dict[str, Any]:
-    """One scale: {"qps0": {pass: row}, "defaults": {pass: row}, "floor": row, "simulator": {...}, ...}."""
+    """One scale: {"qps0": {pass: row}, "defaults": {pass: row}, "floor": row, "simulator": {...}, ...}.
+    `answers`: the simulator's answer settings (rehash_simulator/answers.py), its defaults when None."""
     started = time.monotonic()
     written = generate_file(shape, workdir / "memory-cluster.json")
     load, size, objects, referenced = written.path, written.size, written.objects, written.cluster.referenced
@@ -90,8 +95,9 @@ def memory_scenario(
         "referenced_sources": len(referenced),
         "qps0": {},
         "defaults": {},
+        "answers": dict(answers or {}),
     }
-    with SimulatorProcess(load, workdir, rollout_seconds=ROLLOUT_SECONDS) as sim:
+    with SimulatorProcess(load, workdir, rollout_seconds=ROLLOUT_SECONDS, answers=answers) as sim:
         pid = sim.process.pid
         result["simulator"] = {"rss_mb_loaded": round(status_kib(pid, "VmRSS") / 1024, 1)}
         log(f"  simulator loaded: {result['simulator']['rss_mb_loaded']} MiB RSS")
@@ -135,7 +141,7 @@ def memory_scenario(
         result["simulator"]["rss_mb_end"] = round(status_kib(pid, "VmRSS") / 1024, 1)
         result["simulator"]["hwm_mb"] = round(status_kib(pid, "VmHWM") / 1024, 1)
     if first_at_defaults:
-        with SimulatorProcess(load, workdir, rollout_seconds=ROLLOUT_SECONDS) as sim:
+        with SimulatorProcess(load, workdir, rollout_seconds=ROLLOUT_SECONDS, answers=answers) as sim:
             argv = [*kube_rehash, "run", "-o", "json", "--kubeconfig", str(sim.kubeconfig)]
             row = rehash_row(measure("kube-rehash", argv, sim))
             result["defaults"]["first"] = row
@@ -189,5 +195,31 @@ def memory_table(memory: dict[str, Any]) -> list[str]:
             f"| {factor}x | {steady['wall_s']:.2f} | {steady['requests']} | {floor} "
             f"| {steady['requests'] / floor:.3f} | {change['wall_s']:.2f} | {change['requests']} "
             f"| {first_cells} |"
+        )
+    return lines
+
+
+def shapes_table(shapes: dict[str, Any]) -> list[str]:
+    """Markdown: peak RSS (MiB) of each pass per named shape (benchmarks/shapes.py) and answer variant, at
+    `qps: 0` and at the shipped defaults, with the 64 MiB target."""
+    lines = [
+        "| shape | answers | workloads (opted in) / namespaces | ConfigMaps / Secrets (Helm) | first "
+        "| steady | change | defaults: first | defaults: steady | defaults: change | highest | within 64 MiB "
+        "|",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for name, m in shapes.items():
+        s = m["shape"]
+        cells = [(m[mode].get(p) or {}).get("rss_mb") for mode in ("qps0", "defaults") for p in PASSES]
+        highest = max((c for c in cells if c is not None), default=0.0)
+        answers = ", ".join(f"{k}: {v}" for k, v in (m.get("answers") or {}).items()) or "simulator's"
+        workloads = f"{s['workloads']:,} ({s['opted_in']:,}) / {s['namespaces']:,}"
+        configmaps = s["configmaps"] + s.get("big_configmaps", 0)
+        helm = f"{s['helm_secrets']:,} of {s['helm_min_kb']}-{s['helm_max_kb']} KB"
+        peaks = " | ".join("n/a" if c is None else f"{c:.1f}" for c in cells)
+        within = "yes" if highest <= TARGET_MIB else "**no**"
+        lines.append(
+            f"| {name.split('@')[0]} | {answers} | {workloads} | {configmaps:,} / {s['secrets']:,} ({helm}) "
+            f"| {peaks} | {highest:.1f} | {within} |"
         )
     return lines

@@ -36,7 +36,8 @@ from typing import Any
 
 import requests
 
-from benchmarks.generate import REALISTIC, THIN, Shape, _configmap, _secret, _workload, generate
+from benchmarks import objects as built
+from benchmarks.generate import REALISTIC, THIN, Shape, generate
 from rehash_simulator.dress import KUBECTL, LAST_APPLIED, dress
 from tests.cluster.controlplane import ControlPlane, control_plane
 
@@ -58,14 +59,14 @@ def size(value: Any) -> int:
 def samples(seed: int) -> list[dict[str, Any]]:
     """One ConfigMap (a few KB), one Opaque Secret and one opted-in Deployment, from the generator."""
     rng = random.Random(seed)
-    configmap = _configmap(rng, NS, "config")
+    configmap = built.configmap(rng, NS, "config")
     while not 2000 < size(configmap["data"]) < 8000:
-        configmap = _configmap(rng, NS, "config")
-    secret = _secret(rng, NS, "secret")
+        configmap = built.configmap(rng, NS, "config")
+    secret = built.secret(rng, NS, "secret")
     while secret["type"] != "Opaque":
-        secret = _secret(rng, NS, "secret")
+        secret = built.secret(rng, NS, "secret")
     refs = [("configmap", "config", sorted(configmap["data"])), ("secret", "secret", sorted(secret["data"]))]
-    deployment = _workload(rng, "Deployment", NS, "app", opted_in=True, refs=refs)
+    deployment = built.workload(rng, "Deployment", NS, "app", opted_in=True, refs=refs)
     deployment["spec"]["replicas"] = 1
     deployment["spec"]["template"]["spec"]["serviceAccountName"] = "default"  # no pod without its account
     deployment["metadata"]["annotations"].pop("deployment.kubernetes.io/revision")

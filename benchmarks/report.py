@@ -462,11 +462,14 @@ def record(results: dict[str, Any], memories: dict[str, dict[str, Any]]) -> str:
         "",
         summarize(results).replace("\n## ", "\n### "),
     ]
-    from benchmarks.memory import memory_table
+    from benchmarks.memory import memory_table, shapes_table
 
     for path, memory in memories.items():
         lines += ["", f"### peak RSS (MiB): `{memory['command']}` ({path})", ""]
-        lines += memory_table(memory["memory"])
+        if "shapes" in memory:  # `--memory --shapes`: one row per named shape (benchmarks/shapes.py)
+            lines += shapes_table(memory["shapes"])
+        else:
+            lines += memory_table(memory["memory"])
     return "\n".join(lines) + "\n"
 
 

@@ -2,7 +2,8 @@
 
 Benchmarks run the API server in a separate process so its CPU time does not count against the
 client's; `--load` seeds objects in bulk, `--ready-file` tells the parent when to start and
-`--log-file` hands it the request log (requests, bytes) as JSON lines.
+`--log-file` hands it the request log (requests, bytes) as JSON lines. `--answers` chooses how lists are
+paged, counted, ordered and framed (answers.py); the file is read again on SIGHUP.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import yaml
 
 from . import Simulator
+from .answers import AnswerSetting
 
 
 def load_objects(path: pathlib.Path) -> list[dict[str, Any]]:
@@ -63,11 +65,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="run a rollout controller that finishes each rollout this long after a template change "
         "(default: rollouts never finish)",
     )
+    parser.add_argument(
+        "--answers",
+        type=pathlib.Path,
+        default=None,
+        help="a JSON file of answer settings (rehash_simulator/answers.py), read again on SIGHUP",
+    )
     args = parser.parse_args(argv)
 
     sim = Simulator(
         host=args.host, port=args.port, admin_token=args.admin_token, rollout_seconds=args.rollout_seconds
     )
+    if args.answers is not None:
+        sim.store.answers = AnswerSetting(path=args.answers)
+        signal.signal(signal.SIGHUP, lambda *_: sim.store.answers.reload())
     if args.log_file is not None:
         sim.log.write_to(args.log_file.open("a", encoding="utf-8"))
     for path in args.load:

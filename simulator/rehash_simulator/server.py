@@ -2,14 +2,14 @@
 
 Built on `http.server.ThreadingHTTPServer` (HTTP/1.1 keep-alive, one daemon thread per connection);
 the TLS handshake happens in the connection's thread so one slow client cannot stall the accept loop.
-Every response carries Content-Length; every error is a v1 Status body. Like kube-apiserver (feature
-APIResponseCompression, on by default since 1.16), a response over 128 KiB is gzipped at level 1 when the
-client accepts gzip; the request log counts the bytes actually sent.
+Every response carries Content-Length (unless answers.py says to chunk it); every error is a v1 Status
+body. Like kube-apiserver (feature APIResponseCompression, on by default since 1.16), a response over 128
+KiB is gzipped at level 1 when the client accepts gzip (answers.py); the request log counts the bytes
+actually sent.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import socket
 import ssl
@@ -37,9 +37,6 @@ METHOD_NOT_ALLOWED = ApiError(
     405, "the server does not allow this method on the requested resource", details={}
 )
 Response = tuple[int, bytes, str]
-# kube-apiserver's defaultGzipThresholdBytes and defaultGzipContentEncodingLevel.
-GZIP_THRESHOLD = 128 * 1024
-GZIP_LEVEL = 1
 
 
 def accepts_gzip(header: str) -> bool:
@@ -210,14 +207,14 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a simulator bug must still answer with a Status
             error = ApiError(500, f"simulator internal error: {type(exc).__name__}: {exc}")
             code, payload, content_type = 500, error.body(), "application/json"
-        if len(payload) > GZIP_THRESHOLD and accepts_gzip(self.headers.get("Accept-Encoding", "")):
-            payload = gzip.compress(payload, compresslevel=GZIP_LEVEL)
-            extra = {**extra, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        gzipped = accepts_gzip(self.headers.get("Accept-Encoding", ""))
+        payload, framing = self.server.store.answers.current.frame(payload, gzipped)
         # Logged before the response leaves, so a client that got its answer finds the entry.
         self._log(path, query, body, (code, len(payload), user, started))
         self.send_response(code)
         self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
+        for key, value in framing.items():
+            self.send_header(key, value)
         self.send_header("Cache-Control", "no-cache, private")
         for key, value in extra.items():
             self.send_header(key, value)

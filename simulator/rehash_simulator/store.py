@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from . import objects, patches
+from .answers import AnswerSetting, Order
 from .entry import Entry, dumps
 from .errors import (
     ApiError,
@@ -62,6 +63,8 @@ class Store:
         self._history: dict[tuple[str, str, str], list[Entry]] = {}
         self._observers: list[Callable[[ResourceType, Obj | None, Obj], None]] = []
         self.snapshots = Snapshots(ttl=snapshot_ttl, capacity=max_snapshots)
+        self.answers = AnswerSetting()
+        """How lists are paged, counted and ordered where the API leaves room (answers.py)."""
         self.unsorted_lists = False
         """List in a fixed order that is not etcd's key order (namespaces interleaved), as an older watch
         cache or an aggregated API may: a client must not rely on the order of a list."""
@@ -260,7 +263,11 @@ class Store:
     ) -> ListPage:
         """One page of a list, paged over a snapshot taken by the first request of the list."""
         rtype = self._rtype(resource)
-        counted = not (label_selector or field_selector)
+        answers = self.answers.current
+        counted = answers.counted(bool(label_selector or field_selector))
+        limit = answers.page_objects(limit)
+        if answers.continue_ttl is not None:
+            self.snapshots.ttl = answers.continue_ttl
         if continue_token:
             return self.snapshots.resume(continue_token, limit, counted=counted)
         labels = label_predicate(label_selector)
@@ -271,7 +278,7 @@ class Store:
             if keys is None:
                 keys = sorted(bucket, key=storage_order)
                 self._sorted[rtype.plural] = keys
-            if self.unsorted_lists:
+            if self.unsorted_lists or answers.order is Order.SCRAMBLED:
                 keys = sorted(keys, key=scrambled_order)
             if namespace and rtype.namespaced:
                 entries = [bucket[k] for k in keys if k[0] == namespace]

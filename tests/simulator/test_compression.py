@@ -10,7 +10,8 @@ import pytest
 from simhelpers import call, configmap
 
 from rehash_simulator import Simulator
-from rehash_simulator.server import GZIP_THRESHOLD, accepts_gzip
+from rehash_simulator.answers import GZIP_THRESHOLD
+from rehash_simulator.server import accepts_gzip
 
 META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
