@@ -64,6 +64,10 @@ class ApiError(RehashError):
     `message` is the server's Status message, already truncated; it never contains a request body.
     """
 
+    unanswered_before = False
+    """An earlier attempt of this request may have been served though its answer never came (a connection
+    lost after it was sent, or a 5xx): for a write, this answer may be about what that attempt did."""
+
     def __init__(self, code: int, reason: str, message: str, *, method: str = "", path: str = "") -> None:
         self.code = code
         self.reason = reason
@@ -144,6 +148,12 @@ def api_error_for(code: int, reason: str, message: str, *, method: str = "", pat
         return AdmissionDenied(code, reason, message, method=method, path=path)
     cls = _BY_CODE.get(code) or (ServerError if code >= 500 else ApiError)
     return cls(code, reason, message, method=method, path=path)
+
+
+class AnswerTooLarge(RehashError):
+    """An answer of more bytes than the pass's memory budget lets one answer hold (kube/exchange.py): it was
+    dropped unread. A list asks again for smaller pages; one object that alone is too large fails its
+    scope, naming it."""
 
 
 class PassCut(RehashError):

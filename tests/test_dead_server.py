@@ -21,7 +21,8 @@ from test_kube_client import TOKEN, FakeClock, write_kubeconfig
 
 from reconcile.errors import CredentialsError, NoContact, UnreachableError
 from reconcile.kube.auth import AuthOptions, Credentials, load_credentials
-from reconcile.kube.client import FIRST_CONTACT_RETRY_DELAY, ClientOptions, KubeClient
+from reconcile.kube.client import ClientOptions, KubeClient
+from reconcile.kube.exchange import FIRST_CONTACT_RETRY_DELAY
 
 EVENTS = "/api/v1/namespaces/web/events"
 DEPLOYMENTS = "/apis/apps/v1/deployments"  # a pass's usual first request

@@ -179,12 +179,15 @@ def test_metadata_only_list_uses_page_size_and_partial_metadata_list(
 @pytest.mark.parametrize(
     ("metadata_only", "accept"), [(True, META_LIST), (False, "application/json")], ids=["metadata", "full"]
 )
-def test_an_expired_continue_token_falls_back_to_one_unpaged_list_with_the_same_selectors_and_accept(
+def test_an_expired_continue_token_reads_the_list_again_from_its_first_page_paged_as_before(
     client: KubeClient, mock: responses.RequestsMock, metadata_only: bool, accept: str
 ) -> None:
+    """No answer is larger than a page, whatever the collection holds: after a 410 the list starts again
+    from its first page with the same selectors, `limit` and Accept header (a fresh snapshot)."""
     mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t1"))
     mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "continue expired"), status=410)
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b", "c", "d"]))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t2"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c", "d"]))
     pager = client.list_pages(
         DEPLOYS,
         label_selector="app=web",
@@ -192,43 +195,34 @@ def test_an_expired_continue_token_falls_back_to_one_unpaged_list_with_the_same_
         metadata_only=metadata_only,
         limit=2,
     )
-    seen = [(len(p["items"]), pager.fell_back) for p in pager]
-    assert seen == [(2, False), (4, True)]
+    seen = [(len(p["items"]), pager.restarted) for p in pager]
+    assert seen == [(2, False), (2, True), (2, True)]
     selectors = "labelSelector=app%3Dweb&fieldSelector=metadata.name%21%3Dx"
     assert [(call.request.method, call.request.url) for call in mock.calls] == [
         ("GET", f"{SERVER}{DEPLOYS}?{selectors}&limit=2"),
         ("GET", f"{SERVER}{DEPLOYS}?{selectors}&limit=2&continue=t1"),
-        ("GET", f"{SERVER}{DEPLOYS}?{selectors}"),  # no limit, no continue, no resourceVersion
+        ("GET", f"{SERVER}{DEPLOYS}?{selectors}&limit=2"),  # the first page again, no resourceVersion
+        ("GET", f"{SERVER}{DEPLOYS}?{selectors}&limit=2&continue=t2"),
     ]
-    assert [call.request.headers["Accept"] for call in mock.calls] == [accept] * 3
+    assert [call.request.headers["Accept"] for call in mock.calls] == [accept] * 4
     snapshot = client.stats.snapshot()
-    assert snapshot["requests"] == {"list": {"200": 2, "410": 1}}
-    assert snapshot["retries"] == {"410": 1}
+    assert snapshot["requests"] == {"list": {"200": 3, "410": 1}}
 
 
-def test_the_fallback_list_of_a_list_without_selectors_has_no_query_at_all(
-    client: KubeClient, mock: responses.RequestsMock
-) -> None:
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a"], "t1"))
-    mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "expired"), status=410)
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"]))
-    assert len(list(client.list_pages(DEPLOYS, metadata_only=True))) == 2
-    assert sent(mock, 2).url == SERVER + DEPLOYS
-    assert sent(mock, 2).headers["Accept"] == META_LIST
-
-
-def test_list_items_yields_each_item_once_across_the_fallback(
+def test_list_items_yields_each_item_once_across_the_restart(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
     mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t1"))
     mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c", "d"], "t2"))
     mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Expired", "expired"), status=410)
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b", "c", "d", "e"]))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a", "b"], "t3"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["c", "d"], "t4"))
+    mock.add(responses.GET, SERVER + DEPLOYS, json=page(["e"]))
     names = [item["metadata"]["name"] for item in client.list_items(DEPLOYS, limit=2)]
     assert names == ["a", "b", "c", "d", "e"]
 
 
-def test_the_fallback_resumes_after_the_last_item_in_the_servers_key_order(
+def test_the_restart_resumes_after_the_last_item_in_the_servers_key_order(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
     """etcd orders a cluster-wide list by `namespace/name`: `a-b/*` before `a/*`. Items at or before the
@@ -244,33 +238,52 @@ def test_the_fallback_resumes_after_the_last_item_in_the_servers_key_order(
     configmaps = "/api/v1/configmaps"
     mock.add(responses.GET, SERVER + configmaps, json=items("a-b/x", "a-b/y", token="t1"))
     mock.add(responses.GET, SERVER + configmaps, json=status(410, "Expired", "expired"), status=410)
-    mock.add(responses.GET, SERVER + configmaps, json=items("a-b/x", "a-b/y", "a-b/z", "a/w", "b/v"))
+    mock.add(responses.GET, SERVER + configmaps, json=items("a-b/x", "a-b/y", "a-b/z", token="t2"))
+    mock.add(responses.GET, SERVER + configmaps, json=items("a/w", "b/v"))
     keys = [f"{i['metadata']['namespace']}/{i['metadata']['name']}" for i in client.list_items(configmaps)]
     assert keys == ["a-b/x", "a-b/y", "a-b/z", "a/w", "b/v"]
 
 
-def test_tokens_that_keep_expiring_cost_one_410_per_list_and_never_fail_it(
+def test_tokens_that_keep_expiring_before_a_restart_gets_further_fail_the_list(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
-    """Every `continue` request expires (etcd compacting faster than the pass pages): each of three
-    lists in a row reads its first page, meets one 410 and finishes with its full list."""
+    """Every `continue` request expires (etcd compacting faster than the pass pages): the list reads its
+    first page again once, gets no further, and fails as Gone (a failed scope the next pass reads again);
+    no answer of the list is ever larger than a page."""
     expired = status(410, "Expired", "continue expired")
     first_page = [matchers.query_param_matcher({"limit": "2"})]
     next_page = [matchers.query_param_matcher({"limit": "2", "continue": "t"})]
-    full = [matchers.query_param_matcher({})]
     names = [f"w{i}" for i in range(7)]
     mock.add(responses.GET, SERVER + DEPLOYS, json=page(names[:2], "t"), match=first_page)
     mock.add(responses.GET, SERVER + DEPLOYS, json=expired, status=410, match=next_page)
-    mock.add(responses.GET, SERVER + DEPLOYS, json=page(names), match=full)
-    for _ in range(3):
-        assert [i["metadata"]["name"] for i in client.list_items(DEPLOYS, limit=2)] == names
+    with pytest.raises(Gone):
+        list(client.list_items(DEPLOYS, limit=2))
     queries = [str(call.request.url).partition("?")[2] for call in mock.calls]
-    assert queries == ["limit=2", "limit=2&continue=t", ""] * 3
-    assert client.stats.snapshot()["retries"] == {"410": 3}
+    assert queries == ["limit=2", "limit=2&continue=t"] * 2
+
+
+def test_a_list_restarts_again_as_long_as_each_start_gets_further(
+    client: KubeClient, mock: responses.RequestsMock
+) -> None:
+    """A long walk meets an expired token more than once: each restart reads past the point the one
+    before reached, so the list goes on to its end."""
+    gone = status(410, "Expired", "continue expired")
+    for body in (
+        page(["a"], "t1"),
+        gone,  # reached 1
+        page(["a"], "t2"),
+        page(["b"], "t3"),
+        gone,  # reached 2
+        page(["a"], "t4"),
+        page(["b"], "t5"),
+        page(["c"]),
+    ):
+        mock.add(responses.GET, SERVER + DEPLOYS, json=body, status=410 if body is gone else 200)
+    assert [i["metadata"]["name"] for i in client.list_items(DEPLOYS, limit=1)] == ["a", "b", "c"]
 
 
 @pytest.mark.parametrize("reason", ["Expired", "Gone"])
-def test_any_410_to_a_continue_request_falls_back(
+def test_any_410_to_a_continue_request_restarts_the_list(
     client: KubeClient, mock: responses.RequestsMock, reason: str
 ) -> None:
     mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a"], "t1"))
@@ -279,7 +292,7 @@ def test_any_410_to_a_continue_request_falls_back(
     assert [i["metadata"]["name"] for i in client.list_items(DEPLOYS)] == ["a", "b"]
 
 
-def test_a_failing_fallback_list_raises_its_own_error(
+def test_a_failing_restarted_list_raises_its_own_error(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
     mock.add(responses.GET, SERVER + DEPLOYS, json=page(["a"], "t1"))
@@ -296,7 +309,7 @@ def test_a_failing_fallback_list_raises_its_own_error(
 def test_gone_on_the_first_page_raises_without_a_fallback(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
-    """As in client-go: without a token nothing expired that a full list could replace."""
+    """As in client-go: without a token nothing expired that a list started again could replace."""
     mock.add(responses.GET, SERVER + DEPLOYS, json=status(410, "Gone", "too old"), status=410)
     with pytest.raises(Gone):
         list(client.list_pages(DEPLOYS))

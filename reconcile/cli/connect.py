@@ -14,6 +14,7 @@ from pathlib import Path
 
 from reconcile.errors import ConfigError, PassCut, RehashError
 from reconcile.kube.client import KubeClient
+from reconcile.kube.memory import MemoryBudget
 from reconcile.pipeline.budget import Budget
 from reconcile.settings.table import Settings
 
@@ -30,12 +31,14 @@ def connect(settings: Settings, budget: Budget | None = None) -> KubeClient:
     from reconcile.kube.page_size import GROWN_PAGE_SIZE, first_page_size
 
     credentials = load_credentials(AuthOptions(settings.connection.kubeconfig, settings.connection.context))
+    limits, reading = settings.limits, settings.reading
     options = ClientOptions(
-        request_timeout=settings.limits.request_timeout,
-        page_size=first_page_size(settings.reading.page_size),
-        grown_page_size=GROWN_PAGE_SIZE if settings.reading.page_size is None else None,
-        qps=settings.limits.qps,
-        pool_size=max(4, settings.limits.concurrency * 2),
+        request_timeout=limits.request_timeout,
+        page_size=first_page_size(reading.page_size),
+        grown_page_size=GROWN_PAGE_SIZE if reading.page_size is None else None,
+        qps=limits.qps,
+        pool_size=max(4, limits.concurrency * 2),
+        memory=memory_budget(limits.memory_budget),
     )
     client = KubeClient(
         credentials,
@@ -45,6 +48,19 @@ def connect(settings: Settings, budget: Budget | None = None) -> KubeClient:
     )
     log.debug("API server %s, credentials from %s", client.server, credentials.source)
     return client
+
+
+def memory_budget(setting: int | None) -> MemoryBudget:
+    """The pass's memory budget (kube/memory.py): the setting, else half its cgroup's limit, else the
+    default; what this process holds now comes off the top. Said at -v."""
+    from reconcile.kube.memory import budget_of, resident_bytes, total_budget
+
+    total = total_budget(setting)
+    budget = budget_of(
+        total.size, resident_bytes(), where=total.source, strict=setting is not None, limited=total.limited
+    )
+    log.info("memory: %d MiB from %s; %s", total.size // (1024 * 1024), total.source, budget.describe())
+    return budget
 
 
 HASH_KEY_DATA = "key"

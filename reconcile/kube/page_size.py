@@ -50,13 +50,16 @@ docs/performance.md, "Memory")."""
 
 
 class PageLimits:
-    """The `limit` of each next page of one list: fixed, or growing by the bytes of the page before."""
+    """The `limit` of each next page of one list: fixed, or growing by the bytes of the page before; and,
+    whatever the list, never so many objects that a page would pass `page_bytes` of answer (the pass's
+    memory budget: kube/memory.py), nor more than half as many again after an answer too large."""
 
-    __slots__ = ("_base", "_most", "limit")
+    __slots__ = ("_base", "_most", "_page_bytes", "limit")
 
-    def __init__(self, base: int, most: int | None = None) -> None:
+    def __init__(self, base: int, most: int | None = None, *, page_bytes: int | None = None) -> None:
         self._base = base
         self._most = max(base, most if most is not None else base)
+        self._page_bytes = page_bytes
         self.limit = base
         """What the next page asks for."""
 
@@ -70,12 +73,26 @@ class PageLimits:
         bytes, relative to this one (1.0 for a fixed size)."""
         before = self.limit
         kept = size if kept is None else kept
-        if self.grows and objects > 0 and size > 0:
+        if objects <= 0 or size <= 0:
+            return 1.0
+        if self.grows:
             fits = PAGE_BYTES * objects // size
             if kept > 0:
                 fits = min(fits, KEPT_BYTES * objects // kept)
             self.limit = min(self._most, max(self._base, fits // self._base * self._base))
+        if self._page_bytes is not None and size * self.limit > self._page_bytes * objects:
+            self.limit = max(1, self._page_bytes * objects // size)
+            self._base = self._most = min(self._base, self.limit)
         return self.limit / before
+
+    def shrink(self) -> bool:
+        """After an answer too large for the budget: the next page asks for half as many objects, and the
+        list never grows past that again. False when a page of one object was too large already."""
+        if self.limit <= 1:
+            return False
+        self.limit = max(1, self.limit // 2)
+        self._base = self._most = min(self._base, self.limit)
+        return True
 
 
 def first_page_size(page_size: int | None) -> int:

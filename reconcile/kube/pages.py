@@ -47,11 +47,15 @@ _VALUE = itemgetter(0)
 class LazyItems:
     """The `items` array of a page: iterating decodes its objects one by one, each time from the text."""
 
-    __slots__ = ("_start", "_text")
+    __slots__ = ("_count", "_start", "_text")
 
-    def __init__(self, text: str, start: int) -> None:
+    def __init__(self, text: str, start: int, count: int) -> None:
         self._text = text
         self._start = start
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
 
     def __iter__(self) -> Iterator[Any]:
         return map(_VALUE, _elements(self._text, self._start)[0])
@@ -142,9 +146,8 @@ def _intern_keys(mapping: dict[Any, Any]) -> None:
 
 def _lazy_items(text: str, at: int) -> tuple[LazyItems, int]:
     elements, end = _elements(text, at)
-    for _ in elements:  # only to find the end of the array: each element is dropped at once
-        pass
-    return LazyItems(text, at), end[0]
+    count = sum(1 for _ in elements)  # only to find the end of the array: each element is dropped at once
+    return LazyItems(text, at, count), end[0]
 
 
 def _read_members(text: str, read_items: Callable[[str, int], tuple[Any, int]]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Why it matters: each namespace's objects come together, and lists of different resources meet the
 namespaces in the same order, so a pass can walk them in step (pipeline/namespace_stream.py) and plan from
-counts kept in that order (policy/tally.py). The full key of one object is `kube.client.storage_key`.
+counts kept in that order (policy/tally.py). The full key of one object is `kube.lists.storage_key`.
 """
 
 from __future__ import annotations

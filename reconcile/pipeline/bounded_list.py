@@ -28,7 +28,9 @@ from reconcile.policy.reads import Costs, Read, keep_listing, list_limit
 class BoundedList:
     """The items of one list, page by page, stopped where the strategy says the rest is not worth it.
 
-    Iterate it once; afterwards `whole` says whether every object of the collection was shown (only then
+    Iterate it once (a list read again from its first page after an expired token gives its first items
+    again: its readers keep them by name); afterwards `whole` says whether every object of the collection
+    was shown (only then
     may a name it did not show be taken as absent, and the list serve the namespace's later batches), and
     `total` how many objects the collection holds, where the pages told (so later batches of the same
     namespace weigh list or GET without listing again)."""
@@ -59,12 +61,15 @@ class BoundedList:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         listed = 0
+        counted_from_start = False
         for page in self._pages:
+            if self._pages.restarted and not counted_from_start:  # read again from its first page
+                listed, counted_from_start = 0, True
             for item in page.get("items") or []:
                 listed += 1
                 yield item
             metadata = page.get("metadata") or {}
-            if self._pages.fell_back or not metadata.get("continue"):
+            if not metadata.get("continue"):
                 self.whole, self.total = True, listed
                 return
             remaining = metadata.get("remainingItemCount")

@@ -43,3 +43,14 @@ class LimitSettings(SettingsGroup):
         v.integer(minimum=1, maximum=32),
         ("concurrency",),
     )
+    memory_budget: int | None = setting(
+        None,
+        "Bytes the pass may hold at once (e.g. 64Mi): its answers, pages and what it keeps of them; null: "
+        "half the memory limit of its cgroup (the pod's limit), else 64Mi.",
+        v.BYTES,
+        ("memoryBudget",),
+        details="What the program itself holds when the pass starts comes off the top; no answer may then "
+        "hold more than a quarter of the rest, a page aims at a sixteenth, and pages read ahead hold a "
+        "fifth. A budget too small for the largest object the API server stores is refused at the start "
+        "(exit 2). See [Memory](#memory).",
+    )

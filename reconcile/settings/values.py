@@ -247,6 +247,28 @@ def _seconds(value: object, from_text: bool) -> object:
     return seconds
 
 
+_QUANTITY = re.compile(r"^\s*([0-9]+)\s*(Ki|Mi|Gi|K|M|G)?\s*$")
+_UNITS = {None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "K": 1000, "M": 1000**2, "G": 1000**3}
+
+
+def _bytes(value: object, from_text: bool) -> object:
+    """A size in bytes: an integer, or a Kubernetes quantity such as `64Mi` or `100M`; null: not given."""
+    if value is None or (from_text and isinstance(value, str) and value.strip().lower() in ("null", "none")):
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{_describe(value)} is not a size (e.g. 64Mi)")
+    if isinstance(value, int):
+        size = value
+    else:
+        match = _QUANTITY.match(str(value)) if isinstance(value, str) else None
+        if match is None:
+            raise ValueError(f"{_describe(value)} is not a size in bytes or a quantity such as 64Mi")
+        size = int(match.group(1)) * _UNITS[match.group(2)]
+    if size < 1024 * 1024:
+        raise ValueError(f"{_describe(value)} is less than 1Mi")
+    return size
+
+
 def _kinds(value: object, from_text: bool) -> object:
     """Kinds: either Kind objects (a built Settings) or built-in kind names (file, environment, flags)."""
     if isinstance(value, tuple) and all(isinstance(k, Kind) for k in value):
@@ -363,6 +385,10 @@ WINDOWS = Value(_windows, {"type": "string"})
 SELECTOR = Value(_selector, {"type": "string"})
 DURATION = Value(_duration, {"type": "string", "pattern": _DURATION}, _check_duration)
 SECONDS = Value(_seconds, {"type": ["number", "string"]})
+BYTES = Value(
+    _bytes,
+    {"type": ["integer", "string", "null"], "pattern": r"^\s*[0-9]+\s*(Ki|Mi|Gi|K|M|G)?\s*$"},
+)
 FILE = text(nullable=True, schema={"type": ["string", "null"], "minLength": 1})
 URL = text(_check_url, nullable=True, schema={"type": ["string", "null"], "pattern": _URL})
 SECRET_REF = text(_check_secret_ref, nullable=True, schema={"type": "string", "pattern": _SECRET_REF})

@@ -28,27 +28,43 @@ def seed(cluster: Backend, counts: dict[str, int], kind: str = "Deployment") -> 
 
 
 @pytest.mark.sim_only("fault injection")
-def test_continue_tokens_that_keep_expiring_never_fail_the_list_and_every_workload_is_handled(
+def test_an_expired_token_restarts_the_list_paged_and_every_workload_is_handled_once(
     cluster: Backend,
 ) -> None:
     keys = seed(cluster, {"shop": 7, "web": 4})
     config = cluster.config("pageSize: 2\n")  # 11 Deployments: 6 pages if nothing expired
     # The cluster-wide list only (a first pass may also list a namespace's Deployments in full).
+    cluster.sim.faults.expire_continue(method="GET", path="^/apis/apps/v1/deployments$", nth=2)
+    result = cluster.run("--config", str(config))
+    assert result.code == 0, result.stderr
+    assert result.actions() == dict.fromkeys(keys, "adopt")  # no failed scope row, none missing, none twice
+    lists = cluster.sim.log.entries(method="GET", path="/apis/apps/v1/deployments$")
+    assert [e.status for e in lists[:4]] == [200, 200, 410, 200]
+    assert lists[3].query == {"limit": "2"}  # the first page again: no answer larger than a page
+    assert all(e.query.get("limit") == "2" for e in lists)
+    assert all(e.accept == META_LIST for e in lists)  # metadata-only throughout
+
+
+@pytest.mark.sim_only("fault injection")
+def test_continue_tokens_that_keep_expiring_fail_the_list_visibly_and_the_next_pass_handles_it(
+    cluster: Backend,
+) -> None:
+    """A server whose every continue token expires (etcd compacting faster than a list pages): the list
+    restarts once, gets no further, and its scope fails (exit 1) rather than one unpaged answer of the
+    whole collection; once tokens last, the next pass handles every workload."""
+    keys = seed(cluster, {"shop": 7, "web": 4})
+    config = cluster.config("pageSize: 2\n")
     cluster.sim.faults.expire_continue(method="GET", path="^/apis/apps/v1/deployments$", every=True)
-    for expected in ("adopt", "in-sync"):  # two passes, every continue request of both expiring
-        cluster.clear_log()
-        result = cluster.run("--config", str(config))
-        assert result.code == 0, result.stderr
-        assert result.actions() == dict.fromkeys(keys, expected)  # no failed scope row, none missing
-        lists = cluster.sim.log.entries(method="GET", path="/apis/apps/v1/deployments$")
-        assert [(e.query, e.status) for e in lists] == [
-            ({"limit": "2"}, 200),
-            ({"limit": "2", "continue": lists[1].query.get("continue", "?")}, 410),
-            ({}, 200),  # the fallback: one full list, no limit, no continue, no resourceVersion
-        ]
-        assert all(e.accept == META_LIST for e in lists)  # metadata-only throughout
-        assert result.report["api"]["retries"].get("410") == 1
-    assert sum(r.fired for r in cluster.sim.faults.rules()) == 2
+    failed = cluster.run("--config", str(config))
+    assert failed.code == 1, failed.stderr
+    scopes = [w for w in failed.report["workloads"] if w["name"] == "*"]
+    assert [(w["kind"], w["action"]) for w in scopes] == [("Deployment", "failed")]
+    lists = cluster.sim.log.entries(method="GET", path="/apis/apps/v1/deployments$")
+    assert all(e.query.get("limit") == "2" for e in lists)
+    cluster.sim.faults.clear()
+    result = cluster.run("--config", str(config))
+    assert result.code == 0, result.stderr
+    assert result.actions() == dict.fromkeys(keys, "adopt")
 
 
 def handled(reports: list[dict[str, Any]]) -> Counter[str]:

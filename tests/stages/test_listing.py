@@ -186,18 +186,20 @@ def test_a_list_the_budget_refuses_is_a_deferred_scope_row_and_sends_nothing(
     assert row.reason.endswith("; not listed") and budget.exhausted
 
 
-def test_an_expired_continue_token_reads_the_rest_as_one_full_list_and_keeps_each_workload_once(
+def test_an_expired_continue_token_reads_the_list_again_paged_and_keeps_each_workload_once(
     client: KubeClient, mock: responses.RequestsMock
 ) -> None:
     mock.add(responses.GET, SERVER + ALL_DEPLOYS, json=page([watched("a"), watched("b")], "c1"))
     expired = status_body(410, "Expired", "The provided continue parameter is too old")
     mock.add(responses.GET, SERVER + ALL_DEPLOYS, status=410, json=expired)
-    mock.add(responses.GET, SERVER + ALL_DEPLOYS, json=page([watched("a"), watched("b"), watched("c")]))
+    mock.add(responses.GET, SERVER + ALL_DEPLOYS, json=page([watched("a"), watched("b")], "c2"))
+    mock.add(responses.GET, SERVER + ALL_DEPLOYS, json=page([watched("c")]))
     listing = list_targets(Settings.of(kinds=(DEPLOYMENT,)), client, DISCOVERY)
     assert calls(mock) == [
         f"GET {ALL_DEPLOYS}?limit=2",
         f"GET {ALL_DEPLOYS}?limit=2&continue=c1",
-        f"GET {ALL_DEPLOYS}",
+        f"GET {ALL_DEPLOYS}?limit=2",
+        f"GET {ALL_DEPLOYS}?limit=2&continue=c2",
     ]
     assert [w.name for w in listing.workloads] == ["a", "b", "c"]
     assert listing.census == {("shop", "deployments"): 3}
