@@ -64,6 +64,10 @@ class ApiError(RehashError):
     `message` is the server's Status message, already truncated; it never contains a request body.
     """
 
+    unanswered_before = False
+    """An earlier attempt of this request may have been served though its answer never came (a connection
+    lost after it was sent, or a 5xx): for a write, this answer may be about what that attempt did."""
+
     def __init__(self, code: int, reason: str, message: str, *, method: str = "", path: str = "") -> None:
         self.code = code
         self.reason = reason

@@ -572,6 +572,7 @@ class KubeClient:
         retries = 0
         reauthenticated = False
         failed: RehashError | None = None  # why the previous attempt is being retried
+        unanswered = False  # an attempt was sent and its answer lost: the server may have served it
         while True:
             self._limiter.acquire()
             if self._gate is not None:
@@ -604,6 +605,8 @@ class KubeClient:
                 self.stats.record_request(verb, "error")
                 if isinstance(exc, CUT_OFF_ANSWERS):  # its body was cut off: the server had answered, 2xx
                     self._answered = self._accepted = True
+                sent = not (never_connected(exc) or isinstance(exc, requests.ConnectTimeout))
+                unanswered = unanswered or sent
                 cause = connection_cause(exc, timeout)
                 self._retry_connection_failure(
                     exc,
@@ -625,6 +628,8 @@ class KubeClient:
             if 200 <= code < 300:
                 return response
             error = _error_from(response, method, path)
+            error.unanswered_before = unanswered
+            unanswered = unanswered or code >= 500
             if code == 401 and not reauthenticated:
                 reauthenticated = True
                 try:

@@ -41,6 +41,7 @@ from reconcile.policy.decision import (
     defer_for_budget,
     defer_for_stop,
 )
+from reconcile.policy.landed import shows_write
 from reconcile.policy.patches import (
     build_event,
     build_job,
@@ -212,12 +213,15 @@ class Writer:
                 if attempt == MAX_REDECIDE:
                     return self.fail(target, decision, f"the workload kept changing under us: {exc}")
                 log.info("%s changed since it was read (%s); reading it again", target.ref, exc.code)
+                sent = target
                 try:
                     target, redecided = self.redecide(target)
                 except PassCut as cut:
                     return Row.of(target.listed, self.cut(cut, decision))
                 except RehashError as again:
                     return self.fail(target, decision, f"re-reading after a conflict failed: {again}")
+                if exc.unanswered_before and shows_write(target, sent, decision, self.now):
+                    return self.landed(sent, decision)
                 decision = self.recount(target, decision, redecided)
                 continue
             except RehashError as exc:  # an API error, or a connection that failed past its retries
@@ -227,6 +231,19 @@ class Writer:
                 return self.fail(target, decision, problem)
             return Row.of(target.listed, decision)
         raise AssertionError("unreachable")
+
+    def landed(self, target: Target, decision: Decision) -> Row:
+        """Our patch landed though its answer was lost (`policy.landed`): the row is what it was, and what
+        follows a write follows (a run-on-change Job is made from the CronJob as it now is)."""
+        log.info("%s: the answer to our patch was lost; the workload shows it landed", target.ref)
+        updated: dict[str, Any] = {}
+        if decision.action is Action.ROLLOUT and target.kind.runs_jobs and target.run_on_change:
+            try:
+                updated = self.client.get(target.kind.object_path(target.namespace, target.name))
+            except RehashError as exc:
+                return self.fail(target, decision, f"rolled out, but reading it for its Job failed: {exc}")
+        problem = self.after_write(target, decision, updated)
+        return self.fail(target, decision, problem) if problem else Row.of(target.listed, decision)
 
     def replaced_record(self, row: Row) -> bool:
         """Whether this pass's own rollout replaced the workload's rollout record: the old record's status
