@@ -1,0 +1,388 @@
+"""The two servers a history runs on, behind one interface: the API simulator and the real control plane.
+
+Why an interface of its own rather than tests/e2e's `Backend`: a history needs what the checker observes
+independently of kube-rehash's report, the same way on both: every object of the world, kube-rehash's own
+write requests since a mark (the simulator's request log; the audit log of kube-rehash's ServiceAccount on
+the real server), passes started in parallel, the CLI run under a mutant (tests/robustness/mutants.py),
+and each server's failpoints (the simulator's fault rules; on the real server a lossy proxy's rules,
+concurrent writers and overlapping passes). The real server's namespaces are prefixed per history, the
+names mapped back in every answer, so histories and checks speak of `a` and `b` on both.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rehash_simulator import Simulator
+from rehash_simulator.faults import Faults
+from tests.cluster.controlplane import ControlPlane
+from tests.e2e.backends import CLI, Identity, Result, clean_env
+from tests.robustness.proxy import LossyProxy
+
+API = {
+    "configmaps": "/api/v1",
+    "secrets": "/api/v1",
+    "events": "/api/v1",
+    "deployments": "/apis/apps/v1",
+    "statefulsets": "/apis/apps/v1",
+    "daemonsets": "/apis/apps/v1",
+    "cronjobs": "/apis/batch/v1",
+    "jobs": "/apis/batch/v1",
+}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write request kube-rehash made: method, the object's resource/namespace/name (name "" for a
+    create), the status the server served it with, and the JSON-patch ops it sent where known."""
+
+    method: str
+    resource: str
+    namespace: str
+    name: str
+    status: int
+    ops: tuple[dict[str, Any], ...] | None = None
+
+    @property
+    def landed(self) -> bool:
+        return 200 <= self.status < 300
+
+
+def parse_path(path: str) -> tuple[str, str, str]:
+    """(resource, namespace, name) of an API path (name "" for a collection)."""
+    parts = [p for p in path.split("/") if p]
+    if "namespaces" not in parts:
+        return (parts[-1] if parts else "", "", "")
+    at = parts.index("namespaces")
+    rest = parts[at + 1 :]
+    namespace = rest[0] if rest else ""
+    resource = rest[1] if len(rest) > 1 else "namespaces"
+    name = rest[2] if len(rest) > 2 else ""
+    return resource, namespace, name
+
+
+class Pass:
+    """A CLI pass started in the background: `finish()` waits for it and returns its Result."""
+
+    def __init__(self, proc: subprocess.Popen[str], back: Callable[[str], str]) -> None:
+        self.proc = proc
+        self.back = back
+
+    def finish(self, timeout: float = 180.0) -> Result:
+        stdout, stderr = self.proc.communicate(timeout=timeout)
+        return Result(self.proc.returncode, self.back(stdout), self.back(stderr))
+
+
+class Server(ABC):
+    """What a history does to a server and observes of it. Namespaces are the history's own names."""
+
+    name: str
+    tmp: Path
+
+    # objects
+    @abstractmethod
+    def create(self, obj: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    @abstractmethod
+    def list(self, resource: str, namespace: str) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def merge(self, resource: str, namespace: str, name: str, patch: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    def replace(
+        self, resource: str, namespace: str, name: str, change: Callable[[dict[str, Any]], Any]
+    ) -> None:
+        """Read, change in place, write back whole (a PUT, as an apply tool or an editor does)."""
+
+    @abstractmethod
+    def delete(self, resource: str, namespace: str, name: str) -> None: ...
+
+    @abstractmethod
+    def delete_namespace(self, namespace: str) -> None:
+        """Delete a namespace and wait until its objects are gone."""
+
+    # kube-rehash's requests
+    @abstractmethod
+    def mark(self) -> int: ...
+
+    @abstractmethod
+    def writes(self, since: int) -> list[Write]: ...
+
+    # the CLI
+    @abstractmethod
+    def start(self, config: dict[str, Any], scope: tuple[str, ...], mutant: str | None) -> Pass: ...
+
+    def program(self, mutant: str | None) -> tuple[list[str], dict[str, str]]:
+        """The CLI's argv head and environment: the installed console script, or the mutant wrapper."""
+        if mutant is None:
+            return [CLI], clean_env()
+        env = clean_env({"ROBUSTNESS_MUTANT": mutant, "PYTHONPATH": str(ROOT)})
+        return [sys.executable, "-m", "tests.robustness.mutants"], env
+
+    def write_config(self, config: dict[str, Any]) -> Path:
+        path = self.tmp / f"config-{secrets.token_hex(3)}.yaml"
+        path.write_text(yaml.safe_dump(config))
+        return path
+
+    # failpoints and controllers
+    @property
+    @abstractmethod
+    def faults(self) -> Faults: ...
+
+    @abstractmethod
+    def settle(self) -> None:
+        """Until the controllers have finished the rollouts started so far (bounded)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release what the server holds for this history."""
+
+
+class SimServer(Server):
+    """The API simulator; with `controllers`, its rollout controller finishes each rollout 0.05 s after
+    it started (so waves proceed and rollout records complete), else rollouts never finish."""
+
+    name = "sim"
+
+    def __init__(self, tmp: Path, *, controllers: bool = False) -> None:
+        self.tmp = tmp
+        self.controllers = controllers
+        self.sim = Simulator(rollout_seconds=0.05 if controllers else None).start()
+        self.kubeconfig = self.sim.write_kubeconfig(tmp / "kubeconfig")
+
+    def close(self) -> None:
+        self.sim.stop()
+
+    def create(self, obj: dict[str, Any]) -> None:
+        self.sim.store.create(obj)
+
+    def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        store = self.sim.store
+        return store.get(resource, namespace, name) if store.exists(resource, namespace, name) else None
+
+    def list(self, resource: str, namespace: str) -> list[dict[str, Any]]:
+        return list(self.sim.store.list(resource, namespace))
+
+    def merge(self, resource: str, namespace: str, name: str, patch: dict[str, Any]) -> None:
+        self.sim.store.patch_merge(resource, namespace, name, patch)
+
+    def replace(
+        self, resource: str, namespace: str, name: str, change: Callable[[dict[str, Any]], Any]
+    ) -> None:
+        self.sim.store.mutate(resource, namespace, name, change)
+
+    def delete(self, resource: str, namespace: str, name: str) -> None:
+        self.sim.store.delete(resource, namespace, name)
+
+    def delete_namespace(self, namespace: str) -> None:
+        self.sim.store.delete("namespaces", None, namespace)
+
+    def history(self, resource: str, namespace: str, name: str) -> list[dict[str, Any]]:
+        return self.sim.store.history(resource, namespace, name)
+
+    def mark(self) -> int:
+        return len(self.sim.log.entries())
+
+    def writes(self, since: int) -> list[Write]:
+        out = []
+        for entry in self.sim.log.entries()[since:]:
+            if entry.method not in ("POST", "PUT", "PATCH", "DELETE"):
+                continue
+            resource, namespace, name = parse_path(entry.path)
+            ops = json.loads(entry.body) if entry.method == "PATCH" and entry.body else None
+            out.append(Write(entry.method, resource, namespace, name, entry.status, tuple(ops or ()) or None))
+        return out
+
+    def start(self, config: dict[str, Any], scope: tuple[str, ...], mutant: str | None) -> Pass:
+        head, env = self.program(mutant)
+        argv = [*head, "run", "-o", "json", "--config", str(self.write_config(config))]
+        argv += ["--kubeconfig", str(self.kubeconfig)]
+        for namespace in scope:
+            argv += ["-n", namespace]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        return Pass(proc, lambda text: text)
+
+    @property
+    def faults(self) -> Faults:
+        return self.sim.faults
+
+    def settle(self) -> None:
+        if self.controllers:
+            time.sleep(0.15)  # the rollout controller completes a rollout 0.05 s after it started
+
+
+class RealServer(Server):
+    """The session's real control plane (controllers and kwok running), through a lossy proxy."""
+
+    name = "real"
+
+    def __init__(self, cp: ControlPlane, identity: Identity, proxy: LossyProxy, tmp: Path) -> None:
+        self.cp = cp
+        self.identity = identity
+        self.proxy = proxy
+        self.tmp = tmp
+        self.prefix = f"r{secrets.token_hex(3)}"
+        self.created: set[str] = set()
+        token = json.loads(identity.kubeconfig.read_text())["users"][0]["user"]["token"]
+        ca = tmp / "proxy-ca.crt"
+        ca.write_bytes(proxy.ca_pem)
+        self.kubeconfig = cp.kubeconfig_with_token(token, tmp / "proxy.kubeconfig")
+        config = json.loads(self.kubeconfig.read_text())
+        config["clusters"][0]["cluster"].update({"server": proxy.url, "certificate-authority": str(ca)})
+        self.kubeconfig.write_text(json.dumps(config))
+
+    # names
+    def real(self, namespace: str) -> str:
+        name = f"{self.prefix}-{namespace}"
+        if namespace not in self.created:
+            status, answer = self.cp.request(
+                "POST",
+                "/api/v1/namespaces",
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+            )
+            assert status in (201, 409), answer
+            self.created.add(namespace)
+        return name
+
+    def back(self, text: str) -> str:
+        return text.replace(f"{self.prefix}-", "")
+
+    def path(self, resource: str, namespace: str, name: str = "") -> str:
+        base = f"{API[resource]}/namespaces/{self.real(namespace)}/{resource}"
+        return f"{base}/{name}" if name else base
+
+    def close(self) -> None:
+        for namespace in sorted(self.created):
+            self.cp.request("DELETE", f"/api/v1/namespaces/{self.prefix}-{namespace}")
+
+    # objects (as admin)
+    def create(self, obj: dict[str, Any]) -> None:
+        resource = f"{obj['kind'].lower()}s"
+        body = {**obj, "metadata": {**obj["metadata"], "namespace": self.real(obj["metadata"]["namespace"])}}
+        self.cp.api("POST", self.path(resource, obj["metadata"]["namespace"]), body)
+
+    def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        status, answer = self.cp.request("GET", self.path(resource, namespace, name))
+        if status == 404:
+            return None
+        assert status == 200, answer
+        return self.unmap(answer)
+
+    def unmap(self, obj: dict[str, Any]) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(self.back(json.dumps(obj)))
+        return loaded
+
+    def list(self, resource: str, namespace: str) -> list[dict[str, Any]]:
+        return [self.unmap(o) for o in self.cp.api("GET", self.path(resource, namespace))["items"]]
+
+    def merge(self, resource: str, namespace: str, name: str, patch: dict[str, Any]) -> None:
+        self.cp.api(
+            "PATCH", self.path(resource, namespace, name), patch, content_type="application/merge-patch+json"
+        )
+
+    def replace(
+        self, resource: str, namespace: str, name: str, change: Callable[[dict[str, Any]], Any]
+    ) -> None:
+        for _ in range(10):  # a controller may write the object between our read and our write
+            status, obj = self.cp.request("GET", self.path(resource, namespace, name))
+            assert status == 200, obj
+            change(obj)
+            status, answer = self.cp.request("PUT", self.path(resource, namespace, name), obj)
+            if status != 409:
+                assert status == 200, answer
+                return
+        raise AssertionError(f"{resource}/{namespace}/{name}: conflicts on every try")
+
+    def delete(self, resource: str, namespace: str, name: str) -> None:
+        status, answer = self.cp.request("DELETE", self.path(resource, namespace, name))
+        assert status in (200, 202), answer
+
+    def delete_namespace(self, namespace: str) -> None:
+        name = self.real(namespace)
+        self.cp.request("DELETE", f"/api/v1/namespaces/{name}")
+        deadline = time.monotonic() + 60
+        while self.cp.request("GET", f"/api/v1/namespaces/{name}")[0] != 404:
+            assert time.monotonic() < deadline, f"namespace {name} not gone after 60 s"
+            time.sleep(0.25)
+        self.created.discard(namespace)
+
+    # kube-rehash's requests: the audit log of its ServiceAccount (with request bodies)
+    def mark(self) -> int:
+        return self.cp.audit_mark()
+
+    def writes(self, since: int) -> list[Write]:
+        self.cp.sync_audit()
+        out = []
+        methods = {"create": "POST", "update": "PUT", "patch": "PATCH", "delete": "DELETE"}
+        for line in self.cp.audit_lines()[since:]:
+            event = json.loads(line)
+            if (
+                event.get("stage") != "ResponseComplete"
+                or (event.get("user") or {}).get("username") != self.identity.user
+            ):
+                continue
+            if event.get("verb") not in methods:
+                continue
+            ref = event.get("objectRef") or {}
+            body = event.get("requestObject")
+            ops = tuple(body) if isinstance(body, list) else None
+            status = int((event.get("responseStatus") or {}).get("code", 0))
+            namespace = self.back(ref.get("namespace", ""))
+            name = ref.get("name", "") if event["verb"] != "create" else ""
+            out.append(Write(methods[event["verb"]], ref.get("resource", ""), namespace, name, status, ops))
+        return out
+
+    def start(self, config: dict[str, Any], scope: tuple[str, ...], mutant: str | None) -> Pass:
+        head, env = self.program(mutant)
+        argv = [*head, "run", "-o", "json", "--config", str(self.write_config(config))]
+        argv += ["--kubeconfig", str(self.kubeconfig)]
+        for namespace in scope:
+            argv += ["-n", self.real(namespace)]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        return Pass(proc, self.back)
+
+    @property
+    def faults(self) -> Faults:
+        return self.proxy.faults
+
+    def settle(self) -> None:
+        """Until every workload of the history's namespaces has rolled out its current template (or 30 s)."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if all(
+                self.rolled_out(o)
+                for ns in self.created
+                for r in ("deployments", "statefulsets", "daemonsets")
+                for o in self.list(r, ns)
+            ):
+                return
+            time.sleep(0.25)
+
+    @staticmethod
+    def rolled_out(obj: dict[str, Any]) -> bool:
+        status = obj.get("status") or {}
+        if status.get("observedGeneration", 0) < obj["metadata"].get("generation", 0):
+            return False
+        if obj["kind"] == "DaemonSet":
+            want = status.get("desiredNumberScheduled", 0)
+            return bool(want) and status.get("updatedNumberScheduled") == want == status.get(
+                "numberAvailable"
+            )
+        want = obj["spec"].get("replicas", 1)
+        return status.get("updatedReplicas") == want == status.get("readyReplicas")
