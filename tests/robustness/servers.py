@@ -365,21 +365,17 @@ class RealServer(Server):
         """Until every workload of the history's namespaces has rolled out its current template (or 30 s)."""
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            if all(
-                self.rolled_out(o)
-                for ns in self.created
-                for r in ("deployments", "statefulsets", "daemonsets")
-                for o in self.list(r, ns)
-            ):
+            kinds = {"deployments": "Deployment", "statefulsets": "StatefulSet", "daemonsets": "DaemonSet"}
+            if all(self.rolled_out(o, kind) for ns in self.created for r, kind in kinds.items() for o in self.list(r, ns)):
                 return
             time.sleep(0.25)
 
     @staticmethod
-    def rolled_out(obj: dict[str, Any]) -> bool:
+    def rolled_out(obj: dict[str, Any], kind: str) -> bool:
         status = obj.get("status") or {}
         if status.get("observedGeneration", 0) < obj["metadata"].get("generation", 0):
             return False
-        if obj["kind"] == "DaemonSet":
+        if kind == "DaemonSet":
             want = status.get("desiredNumberScheduled", 0)
             return bool(want) and status.get("updatedNumberScheduled") == want == status.get(
                 "numberAvailable"
