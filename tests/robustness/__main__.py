@@ -10,8 +10,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.robustness.runner import explain_failure, run_history
+from tests.robustness.runner import run_history
 from tests.robustness.servers import SimServer
+from tests.robustness.shrink import explain_failure
 
 
 def main() -> int:
@@ -27,7 +28,9 @@ def main() -> int:
     if outcome.failed:
         print(explain_failure(None, steps, outcome, "sim"))
         return 1
-    print(f"passed: {outcome.passes} passes, {outcome.failpoints} failpoints fired, {outcome.rollouts} rollouts")
+    print(
+        f"passed: {outcome.passes} passes, {outcome.failpoints} failpoints fired, {outcome.rollouts} rollouts"
+    )
     return 0
 
 

@@ -15,7 +15,8 @@ import pytest
 from tests.cluster.controlplane import ControlPlane
 from tests.e2e.backends import Identity, make_identity
 from tests.robustness.proxy import LossyProxy, lossy_proxy
-from tests.robustness.servers import RealServer, Server, SimServer
+from tests.robustness.real import RealServer
+from tests.robustness.servers import Server, SimServer
 
 Factory = Callable[[bool], Server]
 """A fresh server for one history; its argument: whether controllers must finish rollouts (waves)."""
@@ -38,5 +39,7 @@ def proxy(control: ControlPlane) -> Iterator[LossyProxy]:
 
 
 @pytest.fixture
-def real_servers(control: ControlPlane, real_identity: Identity, proxy: LossyProxy, tmp_path: Path) -> Factory:
+def real_servers(
+    control: ControlPlane, real_identity: Identity, proxy: LossyProxy, tmp_path: Path
+) -> Factory:
     return lambda controllers: RealServer(control, real_identity, proxy, tmp_path)

@@ -144,7 +144,7 @@ def missing_required(shape: Shape, namespace: str, sources: dict[tuple[str, str]
     ]
 
 
-def annotations(obj: dict[str, Any] | None) -> dict[str, Any]:
+def annotations_of(obj: dict[str, Any] | None) -> dict[str, Any]:
     return ((obj or {}).get("metadata") or {}).get("annotations") or {}
 
 
@@ -152,14 +152,14 @@ def stored_hash(obj: dict[str, Any], notify: bool) -> str | None:
     """The contract's stored hash: the pod template's, else the metadata's; the metadata's in notify mode
     (it records there only) and while the template's hash is superseded (its pods started after the
     change the metadata's records)."""
-    template, meta = template_hash(obj), annotations(obj).get(HASH)
-    if meta and (notify or (template is not None and template == annotations(obj).get(SUPERSEDED))):
+    template, meta = template_hash(obj), annotations_of(obj).get(HASH)
+    if meta and (notify or (template is not None and template == annotations_of(obj).get(SUPERSEDED))):
         return str(meta)
     return template or (str(meta) if meta else None)
 
 
 def last_rollout(obj: dict[str, Any]) -> datetime | None:
-    text = annotations(obj).get(LAST_ROLLOUT)
+    text = annotations_of(obj).get(LAST_ROLLOUT)
     try:
         return datetime.strptime(str(text), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     except ValueError:

@@ -38,8 +38,8 @@ def reset_swallowed() -> None:
     the change is missed for the pass, and the row says nothing happened."""
     from reconcile.errors import UnreachableError
     from reconcile.kube import client
-    from reconcile.policy.decision import Action
     from reconcile.pipeline import write
+    from reconcile.policy.decision import Action
 
     retry = client.KubeClient._retry_connection_failure
 
@@ -53,7 +53,9 @@ def reset_swallowed() -> None:
 
     def quiet(self: Any, target: Any, decision: Any, reason: str) -> Any:
         if "cannot reach" in reason:
-            return write.Row.of(target.listed, replace(decision, action=Action.IN_SYNC, reason="content unchanged"))
+            return write.Row.of(
+                target.listed, replace(decision, action=Action.IN_SYNC, reason="content unchanged")
+            )
         return fail(self, target, decision, reason)
 
     write.Writer.fail = quiet  # type: ignore[method-assign]
@@ -101,8 +103,14 @@ def steady_rewrite() -> None:
         result = write_one(self, item, hold=hold)
         if result.action == "in-sync" and not self.client_dry_run:
             listed = item.listed
-            op = {"op": "add", "path": "/metadata/annotations/kube-rehash.io~1last-rollout", "value": format_time(self.now)}
-            self.client.patch(listed.kind.object_path(listed.namespace, listed.name), [op], patch_type=PatchType.JSON)
+            op = {
+                "op": "add",
+                "path": "/metadata/annotations/kube-rehash.io~1last-rollout",
+                "value": format_time(self.now),
+            }
+            self.client.patch(
+                listed.kind.object_path(listed.namespace, listed.name), [op], patch_type=PatchType.JSON
+            )
         return result
 
     write.Writer.write_one = rewrite  # type: ignore[method-assign]
@@ -115,7 +123,10 @@ def foreign_annotation() -> None:
     build = write.build_patch
 
     def stamped(*a: Any, **kw: Any) -> Any:
-        return [*build(*a, **kw), {"op": "add", "path": "/metadata/annotations/rehashed-by", "value": "kube-rehash"}]
+        return [
+            *build(*a, **kw),
+            {"op": "add", "path": "/metadata/annotations/rehashed-by", "value": "kube-rehash"},
+        ]
 
     write.build_patch = stamped
 

@@ -14,21 +14,29 @@ from typing import Any
 import pytest
 
 from tests.robustness.conftest import Factory
-from tests.robustness.runner import explain_failure, run_history
+from tests.robustness.runner import run_history
+from tests.robustness.shrink import explain_failure
 
 PINNED: list[dict[str, Any]] = json.loads((Path(__file__).parent / "regressions.json").read_text())
 
 
 def cases() -> list[Any]:
     return [
-        pytest.param(entry, server, id=f"{entry['name']}-{server}", marks=[pytest.mark.real] if server == "real" else [])
+        pytest.param(
+            entry,
+            server,
+            id=f"{entry['name']}-{server}",
+            marks=[pytest.mark.real] if server == "real" else [],
+        )
         for entry in PINNED
         for server in entry["servers"]
     ]
 
 
 @pytest.mark.parametrize(("entry", "server"), cases())
-def test_a_pinned_history_keeps_every_invariant(request: pytest.FixtureRequest, entry: dict[str, Any], server: str) -> None:
+def test_a_pinned_history_keeps_every_invariant(
+    request: pytest.FixtureRequest, entry: dict[str, Any], server: str
+) -> None:
     servers: Factory = request.getfixturevalue(f"{server}_servers")
     outcome = run_history(servers, entry["steps"])
     assert not outcome.failed, explain_failure(None, entry["steps"], outcome, server)
