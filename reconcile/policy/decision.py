@@ -52,7 +52,7 @@ METADATA_ACTIONS = frozenset({Action.ADOPT, Action.REFRESH, Action.NOTIFY})
 """Writes that record the hash on the workload's metadata only: no pod-template change, no restart."""
 
 
-def notifies(target: Target, notify_default: bool) -> bool:
+def notifies(target: Listed | Target, notify_default: bool) -> bool:
     """Whether a content change of `target` is notified instead of rolled: its on-change annotation,
     else the config's `onChange`."""
     if target.on_change is not None:
