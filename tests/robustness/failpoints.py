@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +31,10 @@ TARGETS: dict[str, tuple[str, str | None]] = {
     "job": ("POST", r"/jobs$"),
 }
 WRITERS = ("label", "image", "scale")
+
+
+def kind_of(spec: dict[str, Any]) -> str:
+    return f"{spec['f']}-{spec['on']}" if "on" in spec and spec["f"] != "delay" else str(spec["f"])
 
 
 def writer_change(spec: dict[str, Any]) -> Callable[..., None]:
@@ -54,34 +59,39 @@ class Failpoints:
     server: Server
     specs: list[dict[str, Any]]
     rules: list[Any] = field(default_factory=list)
+    named: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
     threads: list[threading.Thread] = field(default_factory=list)
     done: dict[tuple[str, str], int] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
 
     def install(self) -> None:
-        faults = self.server.faults
         for spec in self.specs:
-            if spec["f"] == "writer":
-                self.install_writer(spec)
-                continue
-            if spec["f"] == "expire":
-                self.rules.append(faults.expire_continue(nth=spec["nth"]))
-                continue
-            if spec["f"] == "delay":  # every matching request, slowed: passes at once overlap for sure
-                method, path = TARGETS[spec["on"]]
-                self.rules.append(faults.delay(spec["seconds"], method=method, path=path))
-                continue
-            method, path = TARGETS[spec["on"]]
-            match = {"method": method, "path": path, "nth": spec["nth"]}
-            if spec["f"] == "error":
-                rule = faults.respond(spec["status"], **match, every=True, max_count=spec["count"])
-            elif spec["f"] == "throttle":
-                rule = faults.throttle(retry_after=1, **match)
-            elif spec["f"] == "reset":
-                rule = faults.reset_connection(**match)
-            else:
-                rule = faults.lose_answer(**match)
-            self.rules.append(rule)
+            before = len(self.rules)
+            self.install_one(spec)
+            self.named += [(spec, rule) for rule in self.rules[before:]]
+
+    def install_one(self, spec: dict[str, Any]) -> None:
+        faults, kind = self.server.faults, spec["f"]
+        if kind == "writer":
+            self.install_writer(spec)
+            return
+        if kind == "expire":
+            self.rules.append(faults.expire_continue(nth=spec["nth"]))
+            return
+        method, path = TARGETS[spec["on"]]
+        if kind == "delay":  # every matching request, slowed: passes at once overlap for sure
+            self.rules.append(faults.delay(spec["seconds"], method=method, path=path))
+            return
+        match = {"method": method, "path": path, "nth": spec["nth"]}
+        if kind == "error":
+            rule = faults.respond(spec["status"], **match, every=True, max_count=spec["count"])
+        elif kind == "throttle":
+            rule = faults.throttle(retry_after=1, **match)
+        elif kind == "reset":
+            rule = faults.reset_connection(**match)
+        else:
+            rule = faults.lose_answer(**match)
+        self.rules.append(rule)
 
     def install_writer(self, spec: dict[str, Any]) -> None:
         shape, ns = BY_NAME[spec["w"]], spec["ns"]
@@ -125,8 +135,15 @@ class Failpoints:
         for rule in self.rules:
             self.server.faults.remove(rule)
 
-    def fired(self) -> int:
-        return sum(1 for r in self.rules if r.fired) + sum(1 for n in self.done.values() if n)
+    def fired(self) -> Counter[str]:
+        """How many of the pass's failpoints fired, by kind (`lose-patch`, `writer`, ...)."""
+        kinds: Counter[str] = Counter()
+        for spec, rule in self.named:
+            if rule.fired:
+                kinds[kind_of(spec)] += 1
+        if not isinstance(self.server, SimServer):
+            kinds["writer"] += sum(1 for n in self.done.values() if n)
+        return kinds
 
     def writer(self) -> dict[tuple[str, str], Callable[[dict[str, Any]], Any]]:
         out: dict[tuple[str, str], Callable[[dict[str, Any]], Any]] = {}

@@ -9,6 +9,7 @@ rolled.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -36,7 +37,9 @@ class Outcome:
     step: int | None = None
     """The step whose pass failed (len(steps) and beyond: the closing passes)."""
     passes: int = 0
-    failpoints: int = 0
+    failpoints: Counter[str] = field(default_factory=Counter)
+    """Failpoints that fired, by kind (two passes at once: `twice`)."""
+    steps: int = 0
     rollouts: int = 0
 
     @property
@@ -93,6 +96,7 @@ class History:
         for ns in NAMESPACES:
             seed_namespace(self.server, ns)
         for index, step in enumerate(self.steps):
+            self.outcome.steps += 1
             if step["op"] != "pass":
                 apply(step, index, self.server, self.model)
                 continue
@@ -138,6 +142,8 @@ class History:
         )
         self.outcome.passes += len(runs)
         self.outcome.failpoints += installed.fired()
+        if step["twice"]:
+            self.outcome.failpoints["twice"] += 1
         self.outcome.rollouts += sum(
             1
             for r in reports
