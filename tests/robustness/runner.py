@@ -116,15 +116,7 @@ class History:
             if server.name == "real"
             else tuple(step["scope"])
         )
-        settings = PassSettings(
-            max_rollouts=config.get("maxRollouts"),
-            window_closed=step["config"].get("restartWindow") == "closed",
-            notify=config.get("onChange") == "notify",
-            scope=tuple(step["scope"]),
-            faulty=bool(step["faults"]),
-            controllers=server.name == "real",
-            at=now,
-        )
+        settings = pass_settings(step, config, server.name == "real", now)
         for spec in step["faults"]:  # a writer's image change may start pods newer than the content
             if spec["f"] == "writer" and spec["change"] == "image":
                 model.workloads[(spec["ns"], spec["w"])].template_step = index
@@ -144,13 +136,7 @@ class History:
         self.outcome.failpoints += installed.fired()
         if step["twice"]:
             self.outcome.failpoints["twice"] += 1
-        self.outcome.rollouts += sum(
-            1
-            for r in reports
-            if r.stdout.startswith("{")
-            for row in r.report["workloads"]
-            if row["action"] == "rollout"
-        )
+        self.outcome.rollouts += sum(rollout_rows(r) for r in reports)
         violations = check_pass(model, settings, seen)
         if violations:
             self.outcome.violations = violations
@@ -214,6 +200,25 @@ class History:
             Violation("steady-writes", "closing passes", f"still writing after {CLEAN_PASSES} clean passes")
         ]
         self.outcome.step = index + CLEAN_PASSES
+
+
+def pass_settings(step: Step, config: dict[str, Any], real: bool, now: datetime) -> PassSettings:
+    """What the model needs of a pass step's settings (`config`: its config file as rendered)."""
+    return PassSettings(
+        max_rollouts=config.get("maxRollouts"),
+        window_closed=step["config"].get("restartWindow") == "closed",
+        notify=config.get("onChange") == "notify",
+        scope=tuple(step["scope"]),
+        faulty=bool(step["faults"]),
+        controllers=real,
+        at=now,
+    )
+
+
+def rollout_rows(result: Result) -> int:
+    if not result.stdout.startswith("{"):
+        return 0
+    return sum(1 for row in result.report["workloads"] if row["action"] == "rollout")
 
 
 def same_hashes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> bool:

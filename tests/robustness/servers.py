@@ -5,8 +5,8 @@ independently of kube-rehash's report, the same way on both: every object of the
 write requests since a mark (the simulator's request log; the audit log of kube-rehash's ServiceAccount on
 the real server), passes started in parallel, the CLI run under a mutant (tests/robustness/mutants.py),
 and each server's failpoints (the simulator's fault rules; on the real server a lossy proxy's rules,
-concurrent writers and overlapping passes). The real server's namespaces are prefixed per history, the
-names mapped back in every answer, so histories and checks speak of `a` and `b` on both.
+concurrent writers and overlapping passes). Here: the interface and the simulator; the real control
+plane is tests/robustness/real.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 checked against the model (tests/robustness/checker.py), every history closed by clean passes that must
 converge and then write nothing.
 
-`ROBUSTNESS_HISTORIES` (default 16) histories of `ROBUSTNESS_STEPS` (default 8) steps are drawn from
+`ROBUSTNESS_HISTORIES` (default 12) histories of `ROBUSTNESS_STEPS` (default 8) steps are drawn from
 `ROBUSTNESS_SEED` (default 20261202) onwards, one seed each, split over four tests for the xdist workers;
 a long soak is `ROBUSTNESS_HISTORIES=500 ROBUSTNESS_SEED=<n>`. A failing history is shrunk (at most
 `ROBUSTNESS_SHRINK_SECONDS`, default 120) and printed as the line to replay
@@ -21,7 +21,7 @@ from tests.robustness.generator import generate
 from tests.robustness.runner import run_history
 from tests.robustness.shrink import explain_failure, shrink
 
-HISTORIES = int(os.environ.get("ROBUSTNESS_HISTORIES", "16"))
+HISTORIES = int(os.environ.get("ROBUSTNESS_HISTORIES", "12"))
 STEPS = int(os.environ.get("ROBUSTNESS_STEPS", "8"))
 SEED = int(os.environ.get("ROBUSTNESS_SEED", "20261202"))
 SHRINK_SECONDS = float(os.environ.get("ROBUSTNESS_SHRINK_SECONDS", "120"))
