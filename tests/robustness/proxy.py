@@ -43,6 +43,7 @@ class _Server(ThreadingHTTPServer):
         self.faults = faults
         self.context = context
         self.lost: list[tuple[str, str, int]] = []  # (method, path, status) of every answer lost
+        self.errors: list[str] = []  # requests kube-apiserver failed to answer the proxy
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Resets and closed connections are the point here: stay quiet."""
@@ -86,6 +87,9 @@ class _Handler(BaseHTTPRequestHandler):
             upstream.request(self.command, self.path, body=body, headers=headers)
             answer = upstream.getresponse()
             payload = answer.read()
+        except OSError as exc:  # kube-apiserver itself failed: said, never passed off as a failpoint
+            self.server.errors.append(f"{self.command} {split.path}: {exc!r}")
+            raise
         finally:
             upstream.close()
         if any(isinstance(a, LoseAnswer) for a in actions):
@@ -130,6 +134,10 @@ class LossyProxy:
     @property
     def lost(self) -> list[tuple[str, str, int]]:
         return self._server.lost
+
+    @property
+    def errors(self) -> list[str]:
+        return self._server.errors
 
 
 @contextmanager
