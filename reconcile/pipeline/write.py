@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from reconcile.errors import Conflict, Invalid, PassCut, RehashError
+from reconcile.errors import ApiError, Conflict, Invalid, PassCut, RehashError
 from reconcile.kube.client import KubeClient, PatchType
 from reconcile.model.annotations import Annotations
 from reconcile.model.choices import DryRun
@@ -41,7 +41,7 @@ class Written:
 
     planned: Planned
     decision: Decision
-    conflict: RehashError | None = None
+    conflict: ApiError | None = None
     event_failure: tuple[str, str] | None = None
     """(namespace, error) of an Event the user relies on that the server refused."""
 
@@ -158,6 +158,20 @@ class Writer:
         if problem:
             return self.fail(item, problem)
         return Written(item, decision, event_failure=failure)
+
+    def landed(self, item: Planned) -> Written:
+        """Our patch landed though its answer was lost: the outcome is what it was, and what follows a
+        write follows (a run-on-change Job is made from the CronJob as it now is: one GET)."""
+        target = item.full
+        assert target is not None
+        log.info("%s: the answer to our patch was lost; the workload shows it landed", target.ref)
+        updated: dict[str, Any] = {}
+        if item.decision.action is Action.ROLLOUT and target.kind.runs_jobs and target.run_on_change:
+            try:
+                updated = self.client.get(target.kind.object_path(target.namespace, target.name))
+            except RehashError as exc:
+                return self.fail(item, f"rolled out, but reading it for its Job failed: {exc}")
+        return self.after_write(item, target, updated)
 
     def create_job(self, target: Target, cronjob: dict[str, Any], config_hash: str) -> str | None:
         job = build_job(cronjob, config_hash)

@@ -21,6 +21,7 @@ from reconcile.pipeline.planner import redecide
 from reconcile.pipeline.read import ReadStage
 from reconcile.pipeline.write import Writer, Written
 from reconcile.policy.decision import Decision, defer_unwritten
+from reconcile.policy.landed import shows_write
 from reconcile.policy.limits import (
     RolloutLimit,
     changed_since_delivery,
@@ -65,6 +66,7 @@ class PassWrites:
         self.stage = stage
         self.rules = rules
         self.redecide: Redecide = again or (lambda target: redecide(stage, target, rules))
+        self.now = writer.now
         self.limit = RolloutLimit(max_rollouts)
         self.webhook = webhook and not writer.client_dry_run
         self.held: list[Planned] = []
@@ -111,7 +113,8 @@ class PassWrites:
 
     def settle(self, written: Written, *, delivered: str | None = None) -> Written:
         """A write whose precondition failed: read again, decide again and write again, at most
-        `MAX_REDECIDE` times."""
+        `MAX_REDECIDE` times. Where an earlier attempt of the patch went unanswered and the workload read
+        again shows exactly what it wrote (`policy.landed`), the patch landed: its outcome is what it was."""
         for _attempt in range(MAX_REDECIDE):
             planned = written.planned
             assert planned.full is not None and written.conflict is not None
@@ -121,6 +124,10 @@ class PassWrites:
                 return Written(planned, defer_unwritten(planned.decision, stopped=exc.stops_pass))
             except RehashError as exc:
                 return self.writer.fail(planned, f"re-reading after a conflict failed: {exc}")
+            if written.conflict.unanswered_before and shows_write(
+                target, planned.full, planned.decision, self.now
+            ):
+                return self.writer.landed(planned)  # our own write, whose answer was lost
             decision, self.limit = recount(target, planned.decision, decision, self.limit)
             again = Planned(target.listed, decision, target)
             newer = changed_since_delivery(decision, delivered)

@@ -25,7 +25,7 @@ from reconcile.model.workload import Listed, Target, stamp_holds
 from reconcile.policy.classify import absent_record, classify, key_names, key_of
 from reconcile.policy.decision import Action, Decision, Deferral, defer_for_budget, observed_from
 from reconcile.policy.rules import Rules
-from reconcile.policy.table import decide, decide_early
+from reconcile.policy.table import decide, decide_early, notifies
 
 
 def unknown_inputs(target: Target, sources: NamespaceSources) -> tuple[str | None, bool]:
@@ -175,6 +175,8 @@ def confirm_recorded(listed: Listed, sources: NamespaceSources, rules: Rules) ->
     """`in-sync` when every recorded source still has its recorded identity and the stored hash is the
     records' hash; None when anything differs or is unknown (then the workload is read in full)."""
     book = listed.bookkeeping
+    if not notifies(listed, rules.notify) and template_may_differ(listed):
+        return None
     records = book.records or ()
     for record in records:
         key = SourceKey(record.kind, record.name)
@@ -201,6 +203,23 @@ def confirm_recorded(listed: Listed, sources: NamespaceSources, rules: Rules) ->
     )
 
 
+def template_may_differ(listed: Listed) -> bool:
+    """Whether the pod template may hold a hash other than the one recorded on metadata, which the
+    decision table takes for the stored hash outside notify mode: a rollout of ours wrote one, the records
+    say the template does not hold the recorded hash (a notification recorded a newer one on metadata
+    only since, or a re-apply stripped it), and no freshness record says its pods run the newer content.
+    The records cannot tell an older template hash from an absent one, so such a workload is read."""
+    book = listed.bookkeeping
+    facts = book.facts
+    return (
+        facts is not None
+        and not facts.template_hash
+        and book.last_rollout is not None
+        and book.superseded is None
+        and listed.restart != "evict"
+    )
+
+
 def target_from_records(listed: Listed) -> Target | None:
     """A full view of a trusted workload built from its records and spec facts, without reading it; None
     where the records cannot stand for the spec (no facts recorded yet, a stamp that no longer holds, or a
@@ -211,6 +230,8 @@ def target_from_records(listed: Listed) -> Target | None:
     if facts is None or book.records is None or not stamp_holds(listed) or listed.restart is Restart.EVICT:
         return None  # eviction needs the spec: its selector and maxUnavailable
     if any(r.kind not in KINDS for r in book.records) or names_unkept(book.records) is not None:
+        return None
+    if template_may_differ(listed):
         return None
     # The listed view's references are the recorded sources; the facts say which are optional, the
     # records which keys each uses.

@@ -41,7 +41,7 @@ from reconcile.policy.rekey import (
 )
 
 
-def notifies(target: Target, notify_default: bool) -> bool:
+def notifies(target: Listed | Target, notify_default: bool) -> bool:
     """Whether a content change of `target` is notified instead of rolled: its on-change annotation,
     else the config's `onChange`."""
     if target.on_change is not None:

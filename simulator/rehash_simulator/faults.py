@@ -1,4 +1,5 @@
-"""Fault injection: rules that make chosen requests fail, hang, drop, expire or race a writer.
+"""Fault injection: rules that make chosen requests fail, hang, drop, lose their answer, expire or race a
+writer.
 
 A rule matches requests by method, path regex, query predicate or parameter presence, and fires on
 the Nth match, on every match, or with a probability drawn from a seeded RNG, up to a maximum count.
@@ -54,6 +55,13 @@ class Reset:
 
 
 @dataclass(frozen=True)
+class LoseAnswer:
+    """Serve the request (a write is applied), then close the connection with an RST instead of sending
+    the answer: what a client sees when the server, or the network, fails after the server processed the
+    request. The request log records the status it was served with and 0 bytes sent."""
+
+
+@dataclass(frozen=True)
 class Delay:
     """Sleep `seconds`, then serve the request normally."""
 
@@ -72,7 +80,7 @@ class Mutate:
     fn: Callable[[Any], None]
 
 
-Action = Respond | Throttle | Deny | Reset | Delay | ExpireContinue | Mutate
+Action = Respond | Throttle | Deny | Reset | LoseAnswer | Delay | ExpireContinue | Mutate
 
 
 @dataclass
@@ -189,6 +197,10 @@ class Faults:
 
     def reset_connection(self, **match: Any) -> FaultRule:
         return self.add(FaultRule(Reset(), **match))
+
+    def lose_answer(self, **match: Any) -> FaultRule:
+        """Serve the matched requests, then drop their answers (see `LoseAnswer`)."""
+        return self.add(FaultRule(LoseAnswer(), **match))
 
     def delay(self, seconds: float, **match: Any) -> FaultRule:
         return self.add(FaultRule(Delay(seconds), **match))

@@ -26,7 +26,7 @@ from .authz import Attributes, Authenticator, RBACAuthorizer, User, verb_for
 from .entry import Entry
 from .errors import ApiError
 from .evictions import evict
-from .faults import Delay, Deny, ExpireContinue, Faults, Mutate, Reset, Respond, Throttle
+from .faults import Delay, Deny, ExpireContinue, Faults, LoseAnswer, Mutate, Reset, Respond, Throttle
 from .log import LogEntry, RequestLog
 from .patches import APPLY
 from .resources import BY_PATH, ResourceType
@@ -180,6 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_body()
         user: User | None = None
         extra: dict[str, str] = {}
+        lose_answer = False
         try:
             try:
                 user = self.server.authn.authenticate(
@@ -188,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
                 auth_error: ApiError | None = None
             except ApiError as exc:
                 auth_error = exc
-            self._run_faults(path, query)
+            lose_answer = self._run_faults(path, query)
             if auth_error is not None:
                 raise auth_error
             assert user is not None
@@ -207,6 +208,10 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a simulator bug must still answer with a Status
             error = ApiError(500, f"simulator internal error: {type(exc).__name__}: {exc}")
             code, payload, content_type = 500, error.body(), "application/json"
+        if lose_answer:  # served (a write applied), and the answer never leaves
+            self._reset()
+            self._log(path, query, body, (code, 0, user, started))
+            return
         gzipped = accepts_gzip(self.headers.get("Accept-Encoding", ""))
         payload, framing = self.server.store.answers.current.frame(payload, gzipped)
         # Logged before the response leaves, so a client that got its answer finds the entry.
@@ -243,9 +248,14 @@ class _Handler(BaseHTTPRequestHandler):
             )
         )
 
-    def _run_faults(self, path: str, query: dict[str, str]) -> None:
+    def _run_faults(self, path: str, query: dict[str, str]) -> bool:
+        """Carry out the faults that fire before the request is served; whether its answer is to be lost
+        after it is served (`LoseAnswer`)."""
+        lose_answer = False
         for action in self.server.faults.pick(self.command, path, query):
-            if isinstance(action, Delay):
+            if isinstance(action, LoseAnswer):
+                lose_answer = True
+            elif isinstance(action, Delay):
                 time.sleep(action.seconds)
             elif isinstance(action, Mutate):
                 action.fn(self.server.store)
@@ -264,6 +274,7 @@ class _Handler(BaseHTTPRequestHandler):
                 )
                 message = action.message or f"injected fault: HTTP {action.status}"
                 raise ApiError(action.status, message, reason=action.reason, details=details, headers=headers)
+        return lose_answer
 
     def _reset(self) -> None:
         """Close the TCP connection with an RST and no response."""

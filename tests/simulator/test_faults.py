@@ -86,6 +86,23 @@ def test_reset_connection(sim: Simulator) -> None:
     assert sim.log.entries()[0].status == 0
 
 
+def test_a_lost_answer_applies_the_write_and_resets_the_connection_before_any_answer(sim: Simulator) -> None:
+    sim.store.create(configmap("c"))
+    sim.faults.lose_answer(method="PATCH", max_count=1)
+    with pytest.raises((ConnectionError, http.client.RemoteDisconnected, ssl.SSLError, OSError)):
+        call(
+            sim,
+            "PATCH",
+            "/api/v1/namespaces/shop/configmaps/c",
+            {"data": {"k": "mine"}},
+            content_type="application/merge-patch+json",
+        )
+    assert sim.store.get("configmaps", "shop", "c")["data"] == {"k": "mine"}
+    (entry,) = sim.log.entries(method="PATCH")
+    assert (entry.status, entry.bytes_out) == (200, 0)
+    assert call(sim, "GET", "/api/v1/namespaces/shop/configmaps/c").status == 200
+
+
 def test_delay(sim: Simulator) -> None:
     sim.faults.delay(0.3, max_count=1)
     started = time.perf_counter()
