@@ -75,16 +75,16 @@ def test_without_a_proc_file_there_is_no_limit_and_no_resident_size(tmp_path: Pa
 def test_each_holder_gets_its_share_of_what_the_program_leaves() -> None:
     budget = budget_of(64 * MIB, 40 * MIB, where="memoryBudget", strict=True)
     assert budget.data == 64 * MIB - 40 * MIB - MARGIN
-    assert budget.answer_cap == budget.data // 4
+    assert budget.answer_cap == budget.data // 6
     assert budget.page_bytes == budget.data // 16
-    assert budget.ahead_bytes == budget.data // 5
+    assert budget.ahead_bytes == budget.data // 6
     roomy = MemoryBudget(1024 * MIB)
     assert (roomy.page_bytes, roomy.ahead_bytes) == (2 * MIB, 4 * MIB)  # pages stay pages however roomy
 
 
 def test_a_set_budget_too_small_for_the_largest_object_is_refused_naming_its_numbers() -> None:
     with pytest.raises(
-        ConfigError, match=r"memoryBudget: 48 MiB leave 2 MiB .* own 40 MiB .* at least 12 MiB"
+        ConfigError, match=r"memoryBudget: 48 MiB leave 0 MiB .* own 40 MiB .* at least 12 MiB"
     ):
         budget_of(48 * MIB, 40 * MIB, where="memoryBudget", strict=True)
 
@@ -155,7 +155,7 @@ def items(count: int, size: int, token: str | None = None) -> dict[str, Any]:
 def test_a_page_too_large_for_its_cap_is_asked_again_with_half_the_objects(
     creds: Credentials, mock: responses.RequestsMock
 ) -> None:
-    budget = MemoryBudget(64 * 1024)  # answers of at most 16 KiB
+    budget = MemoryBudget(96 * 1024)  # answers of at most 16 KiB
     mock.add(responses.GET, SERVER + DEPLOYS, json=items(8, 4096, "t1"))  # ~32 KiB: dropped unread
     mock.add(responses.GET, SERVER + DEPLOYS, json=items(4, 100, "t1"))
     mock.add(responses.GET, SERVER + DEPLOYS, json=items(2, 100))
@@ -172,7 +172,7 @@ def test_an_object_too_large_for_the_budget_fails_naming_it(
     creds: Credentials, mock: responses.RequestsMock
 ) -> None:
     mock.add(responses.GET, SERVER + DEPLOYS + "/huge", json=items(1, 64 * 1024))
-    with KubeClient(creds, ClientOptions(memory=MemoryBudget(64 * 1024))) as client:
+    with KubeClient(creds, ClientOptions(memory=MemoryBudget(96 * 1024))) as client:
         with pytest.raises(AnswerTooLarge, match=f"GET {DEPLOYS}/huge: the answer passed 16 KiB"):
             client.get(DEPLOYS + "/huge")
         assert client.get_or_error(DEPLOYS + "/huge") is not None
@@ -184,7 +184,7 @@ def test_a_server_that_ignores_limit_fails_the_list_instead_of_filling_memory(
     whole = items(64, 1024)  # every page request answered with the whole collection, ~70 KiB
     for _ in range(4):  # limit 8, 4, 2, 1
         mock.add(responses.GET, SERVER + DEPLOYS, json=whole)
-    options = ClientOptions(page_size=8, memory=MemoryBudget(64 * 1024))
+    options = ClientOptions(page_size=8, memory=MemoryBudget(96 * 1024))
     with KubeClient(creds, options) as client, pytest.raises(AnswerTooLarge, match="one object"):
         list(client.list_items(DEPLOYS))
     queries = [str(call.request.url).partition("?")[2] for call in mock.calls]

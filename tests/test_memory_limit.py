@@ -15,6 +15,7 @@ fails instead under CI=true (tests/prerequisites.py).
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ import pytest
 import yaml
 
 from benchmarks.generate import Shape
+from benchmarks.harness import SimulatorProcess, measure
 from benchmarks.memlimit import (
     MemoryCgroup,
     passes_under_limit,
@@ -105,3 +107,83 @@ def test_every_pass_at_4x_completes_under_the_shipped_limit(tmp_path: Path) -> N
     assert passes["steady"].summary["in-sync"] == SHAPE.opted_in
     assert passes["change"].summary["rollout"] > 0
     assert result["changed"] > 0
+
+
+def oom_cluster() -> list[dict[str, Any]]:
+    """Forty small namespaces, each one workload on one small ConfigMap; then one namespace whose workload
+    uses thirty ConfigMaps of 900 KB each, whole: read as one page, far more than a small pod holds."""
+    objects: list[dict[str, Any]] = []
+
+    def workload(ns: str, sources: list[str]) -> dict[str, Any]:
+        env = [{"configMapRef": {"name": name}} for name in sources]
+        template = {
+            "metadata": {"labels": {"app": "w"}},
+            "spec": {"containers": [{"name": "c", "image": "x", "envFrom": env}]},
+        }
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "w", "namespace": ns, "annotations": {"kube-rehash.io/watch": "true"}},
+            "spec": {"selector": {"matchLabels": {"app": "w"}}, "template": template},
+        }
+
+    def namespace(ns: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+
+    def configmap(ns: str, name: str, size: int) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": ns},
+            "data": {"v": "x" * size},
+        }
+
+    for i in range(40):
+        ns = f"small-{i:02}"
+        objects += [namespace(ns), configmap(ns, "app", 100), workload(ns, ["app"])]
+    big = [f"big-{i:02}" for i in range(30)]
+    objects += [
+        namespace("zz-big"),
+        *(configmap("zz-big", n, 900 * 1024) for n in big),
+        workload("zz-big", big),
+    ]
+    return objects
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("cgroup")
+def test_a_pass_killed_for_memory_loses_nothing_and_the_next_pass_within_its_budget_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A pass told it may hold far more than its pod's limit (memoryBudget 2Gi, pages of 5000) is killed by
+    the kernel when it reaches the big namespace; what it wrote before stands. The next pass, its budget
+    taken from the same cgroup's limit, reads that namespace in pieces within it, adopts what was left and
+    finds the rest in sync from what the first one recorded: nothing adopted twice, nothing rolled."""
+    load = tmp_path / "cluster.json"
+    load.write_text(json.dumps(oom_cluster()))
+    limit = 80 * 1024 * 1024  # the greedy pass peaks at about 95 MiB, one within its budget at 44
+    greedy = tmp_path / "greedy.yaml"
+    greedy.write_text("qps: 0\nmemoryBudget: 2Gi\npageSize: 5000\n")
+    with SimulatorProcess(load, tmp_path) as sim:
+        argv = [sys.executable, "-m", "reconcile", "run", "-o", "json", "--kubeconfig", str(sim.kubeconfig)]
+
+        def run(*extra: str) -> tuple[Any, int]:
+            with MemoryCgroup.create(limit) as group:
+                measured = measure("kube-rehash", [*argv, *extra], sim, preexec=group.join)
+                return measured, group.oom_kills()
+
+        killed, kills = run("--config", str(greedy))
+        assert (killed.code, kills) == (-9, 1), killed.stderr[-2000:]
+        adopted = [ns for ns in (f"small-{i:02}" for i in range(40)) if recorded(sim, ns)]
+        assert adopted, "the killed pass wrote nothing before its kill"
+        survived, kills = run()
+        assert (survived.code, kills) == (0, 0), survived.stderr[-2000:]
+        rows = {w["namespace"]: w["action"] for w in json.loads(survived.stdout)["workloads"]}
+        assert rows == {ns: "in-sync" if ns in adopted else "adopt" for ns in rows}
+        assert len(rows) == 41 and rows["zz-big"] == "adopt"
+        assert all(recorded(sim, ns) for ns in rows)
+
+
+def recorded(sim: SimulatorProcess, namespace: str) -> bool:
+    got = sim.session.get(f"{sim.server}/apis/apps/v1/namespaces/{namespace}/deployments/w")
+    return "kube-rehash.io/config-hash" in (got.json()["metadata"].get("annotations") or {})

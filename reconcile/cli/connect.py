@@ -55,11 +55,18 @@ def memory_budget(setting: int | None) -> MemoryBudget:
     default; what this process holds now comes off the top. Said at -v."""
     from reconcile.kube.memory import budget_of, resident_bytes, total_budget
 
-    total = total_budget(setting)
+    total, resident = total_budget(setting), resident_bytes()
     budget = budget_of(
-        total.size, resident_bytes(), where=total.source, strict=setting is not None, limited=total.limited
+        total.size, resident, where=total.source, strict=setting is not None, limited=total.limited
     )
-    log.info("memory: %d MiB from %s; %s", total.size // (1024 * 1024), total.source, budget.describe())
+    mib = 1024 * 1024
+    log.info(
+        "memory: %d MiB (%s), the program holding %d MiB; %s",
+        total.size // mib,
+        total.source,
+        resident // mib,
+        budget.describe(),
+    )
     return budget
 
 

@@ -205,7 +205,9 @@ class KubeClient:
             if token is None and not self.exchange.accepted:  # the first contact goes alone (`respond`)
                 return None
             request = query.page(token, page_limit)
-            return self._read_ahead.send(lambda: self._respond(request), expected[0], reach)
+            # A first page's size is not known yet: it counts as a page of the budget's size.
+            weight = expected[0] or (memory.page_bytes if memory is not None else 0)
+            return self._read_ahead.send(lambda: self._respond(request), weight, reach)
 
         return ListPager(fetch, limits, send_ahead if read_ahead else None)
 

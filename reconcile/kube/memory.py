@@ -27,17 +27,19 @@ log = logging.getLogger(__name__)
 MIB = 1024 * 1024
 DEFAULT_BUDGET = 64 * MIB
 """The budget where neither the setting nor a cgroup limit says: half the shipped pod limit (128 Mi)."""
-MARGIN = 6 * MIB
-"""Kept for what the program loads during the pass (the metrics and OTLP exporters, a config schema)."""
+MARGIN = 8 * MIB
+"""Kept for what the program loads during the pass (the modules its stages import, the metrics and OTLP
+exporters) and what its threads' heaps keep."""
 LEAST_DATA = 12 * MIB
-"""The least the data may have: one answer of 3 MiB (the API server stores objects of up to 1.5 MiB,
-whose JSON with base64 data is larger) and its text, decoded once."""
+"""The least the data may have: answers of 2 MiB (the API server stores objects of up to 1.5 MiB of JSON)
+with their text and what is decoded and hashed of them."""
 PAGE_SHARE = 16
 """A page aims at a sixteenth of the data: seven lists walked in step keep about half of it."""
-ANSWER_SHARE = 4
-"""One answer may hold a quarter of the data: it exists twice while it is read, and once more decoded."""
-AHEAD_SHARE = 5
-"""The pages read ahead may hold a fifth of the data."""
+ANSWER_SHARE = 6
+"""One answer may hold a sixth of the data: it exists twice while its bytes become text, and its objects
+once more as they are decoded and hashed."""
+AHEAD_SHARE = 6
+"""The pages read ahead may hold a sixth of the data."""
 MOST_PAGE_BYTES = 2 * MIB
 MOST_AHEAD_BYTES = 4 * MIB
 

@@ -55,6 +55,14 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+class Fetched(NamedTuple):
+    """A source read by name: its identity, and where its content was wanted, its tokens (or why its
+    content could not be hashed)."""
+
+    meta: SourceMeta
+    tokens: dict[Selection, Hashed] | RehashError | None
+
+
 class Plan(NamedTuple):
     """How a namespace's sources of a kind are read: `lists`, or GETs by name; `blind`: the namespace's size
     is not known, so the list is a `BoundedList` for this many wanted objects."""
@@ -538,9 +546,10 @@ class SourceReader:
         wants: Mapping[SourceKey, Collection[Selection]],
         plan: Plan,
     ) -> set[str]:
-        """Hash the wanted sources a content list of the namespace shows; the names it showed. Only a whole
+        """Hash the wanted sources a content list of the namespace shows, each as it is reached (only its
+        digest is kept, never more than one object's content at once); the names it showed. Only a whole
         list marks the kind listed (a name it did not show is absent) and serves later batches."""
-        seen: dict[SourceKey, dict[str, Any]] = {}
+        shown: set[str] = set()
         listed: dict[str, SourceMeta] = {}
         items = self._items(result.namespace, kind, plan, content=True)
         for item in items:
@@ -550,13 +559,12 @@ class SourceReader:
             key = SourceKey(kind, meta.name)
             result.found[key] = listed[meta.name] = meta
             if key in wants:
-                seen[key] = item
+                self._record(result, key, self._tokens(key, item, meta, wants[key]))
+                shown.add(meta.name)
         if self._settle(result.namespace, kind, items):
             result.listed.add(kind)
             self._remember(result.namespace, kind, listed)
-        for key, obj in seen.items():
-            self._hash(result, key, obj, wants[key])
-        return {key.name for key in seen}
+        return shown
 
     def _get_each(
         self,
@@ -570,11 +578,18 @@ class SourceReader:
         keys = [SourceKey(kind, n) for n in sorted(names)]
         resource = RESOURCES[kind]
 
-        def fetch(key: SourceKey) -> dict[str, Any] | RehashError | None:
+        def fetch(key: SourceKey) -> Fetched | RehashError | None:
+            """One source read by name, hashed in the worker: what comes back holds no content."""
             got = self.client.get_or_error(
                 resource.object_path(result.namespace, key.name), metadata_only=not content
             )
-            return None if isinstance(got, NotFound) else got
+            if isinstance(got, RehashError):
+                return None if isinstance(got, NotFound) else got
+            meta = read_meta(kind, got, self.interesting)
+            if meta is None:
+                return None
+            tokens = self._tokens(key, got, meta, wants[key]) if content and wants is not None else None
+            return Fetched(meta, tokens)
 
         done, cut = gather(self.executor, fetch, keys)
         result.cut |= cut
@@ -584,34 +599,39 @@ class SourceReader:
             elif isinstance(got, RehashError):
                 result.broken[key] = got
             else:
-                meta = read_meta(kind, got, self.interesting)
-                if meta is None:
-                    result.absent.add(key)
-                    continue
-                result.found[key] = meta
-                if content and wants is not None:
-                    self._hash(result, key, got, wants[key])
+                result.found[key] = got.meta
+                if got.tokens is not None:
+                    self._record(result, key, got.tokens)
 
-    def _hash(
-        self,
-        result: NamespaceSources,
-        key: SourceKey,
-        obj: Mapping[str, Any],
-        selections: Collection[Selection],
-    ) -> None:
-        self.contents_fetched += 1
-        meta = result.found[key]
-        changed_at = content_changed_at(obj)  # a time, never content: kept next to the digest
+    def _tokens(
+        self, key: SourceKey, obj: Mapping[str, Any], meta: SourceMeta, selections: Collection[Selection]
+    ) -> dict[Selection, Hashed] | RehashError:
+        """The content tokens of one source for each key selection, with the identity they were hashed at
+        (a time, never content, kept next to each digest); the error of undecodable content."""
+        changed_at = content_changed_at(obj)
         try:
-            for keys in selections:
-                result.tokens[(key, keys)] = Hashed(
+            return {
+                keys: Hashed(
                     source_token(key.kind, obj, keys, self.hash_key),
                     meta.uid,
                     meta.resource_version,
                     changed_at,
                 )
-        except RehashError as exc:  # undecodable content fails the workloads that use this source
-            result.broken[key] = exc
+                for keys in selections
+            }
+        except RehashError as exc:
+            return exc
+
+    def _record(
+        self, result: NamespaceSources, key: SourceKey, tokens: dict[Selection, Hashed] | RehashError
+    ) -> None:
+        """A source's content, downloaded and hashed: its tokens, or (undecodable) a failure of the
+        workloads that use it."""
+        self.contents_fetched += 1
+        if isinstance(tokens, RehashError):
+            result.broken[key] = tokens
+            return
+        result.tokens.update(((key, keys), hashed) for keys, hashed in tokens.items())
 
 
 def costs_of(client: KubeClient) -> Costs:

@@ -50,7 +50,7 @@ class LimitSettings(SettingsGroup):
         v.BYTES,
         ("memoryBudget",),
         details="What the program itself holds when the pass starts comes off the top; no answer may then "
-        "hold more than a quarter of the rest, a page aims at a sixteenth, and pages read ahead hold a "
-        "fifth. A budget too small for the largest object the API server stores is refused at the start "
+        "hold more than a sixth of the rest, a page aims at a sixteenth, and pages read ahead hold a "
+        "sixth. A budget too small for the largest object the API server stores is refused at the start "
         "(exit 2). See [Memory](#memory).",
     )
