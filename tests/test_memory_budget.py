@@ -189,3 +189,13 @@ def test_a_server_that_ignores_limit_fails_the_list_instead_of_filling_memory(
         list(client.list_items(DEPLOYS))
     queries = [str(call.request.url).partition("?")[2] for call in mock.calls]
     assert queries == ["limit=8", "limit=4", "limit=2", "limit=1"]
+
+
+def test_a_server_that_sends_more_than_a_page_asked_for_is_asked_for_fewer() -> None:
+    """Four times the objects asked for: the next page asks for a quarter of what would fit."""
+    growing = PageLimits(500, 1000)
+    growing.note(2000, 1_200_000, 600_000)  # 600 bytes an object, half kept: 1,747 fit, a quarter asked
+    assert growing.limit == 436
+    bounded = PageLimits(100, page_bytes=64 * 1024)
+    bounded.note(400, 400 * 1024)  # 1 KiB an object, four times as many as asked: 64 fit, 16 asked
+    assert bounded.limit == 16

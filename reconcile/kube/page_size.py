@@ -70,18 +70,22 @@ class PageLimits:
     def note(self, objects: int, size: int, kept: int | None = None) -> float:
         """After a page of `objects` objects in `size` bytes of which the pass keeps `kept` (all of them
         when not given): the next page's limit is set; returns what the next page is expected to weigh in
-        bytes, relative to this one (1.0 for a fixed size)."""
+        bytes, relative to this one (1.0 for a fixed size). A server that sends more objects than a page
+        asked for is asked for fewer in the same proportion."""
         before = self.limit
         kept = size if kept is None else kept
         if objects <= 0 or size <= 0:
             return 1.0
+        over = max(1.0, objects / before)  # how many times more than asked (kube-apiserver: exactly as asked)
         if self.grows:
             fits = PAGE_BYTES * objects // size
             if kept > 0:
                 fits = min(fits, KEPT_BYTES * objects // kept)
             self.limit = min(self._most, max(self._base, fits // self._base * self._base))
-        if self._page_bytes is not None and size * self.limit > self._page_bytes * objects:
-            self.limit = max(1, self._page_bytes * objects // size)
+            if over > 1.0:
+                self.limit = max(1, min(self.limit, int(fits / over)))
+        if self._page_bytes is not None and size * self.limit * over > self._page_bytes * objects:
+            self.limit = max(1, int(self._page_bytes * objects / size / over))
             self._base = self._most = min(self._base, self.limit)
         return self.limit / before
 
