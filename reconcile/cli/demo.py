@@ -66,10 +66,17 @@ def workload(kind: str, name: str, annotations: dict[str, str], pod_spec: dict[s
 
 def demo_objects() -> list[dict[str, Any]]:
     """A web Deployment (env key, envFrom, mounted file), a database StatefulSet (Secret), a CronJob."""
-    watch = {"kube-rehash.io/watch": "true"}
-    secret_value = base64.b64encode(b"demo-password-not-real").decode()
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
+        *demo_sources(),
+        *demo_workloads(),
+    ]
+
+
+def demo_sources() -> list[dict[str, Any]]:
+    """The ConfigMaps and the Secret the demo's workloads read (the password is a made-up demo value)."""
+    secret_value = base64.b64encode(b"demo-password-not-real").decode()
+    return [
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -89,6 +96,13 @@ def demo_objects() -> list[dict[str, Any]]:
             "metadata": {"name": "db-credentials", "namespace": NS},
             "data": {"password": secret_value},
         },
+    ]
+
+
+def demo_workloads() -> list[dict[str, Any]]:
+    """Three opted-in workloads, one per way of reading a source, and one that did not opt in."""
+    watch = {"kube-rehash.io/watch": "true"}
+    return [
         workload(
             "Deployment",
             "web",
