@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reconcile.model.health import RolloutStatus, rollout_status
-from reconcile.model.kinds import KNOWN_KINDS, Health
+from reconcile.model.kinds import Health
+from reconcile.model.presets import KNOWN_KINDS, PRESET_KINDS
 
 COMPLETE, PROGRESSING, STALLED = RolloutStatus.COMPLETE, RolloutStatus.PROGRESSING, RolloutStatus.STALLED
 ROLLED_AT = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -309,13 +310,29 @@ def test_each_kind_entry_names_its_rules_and_only_kinds_with_rules_are_watched()
         "CronJob": None,
         "Rollout": Health.ROLLOUT,
         "CloneSet": Health.DEPLOYMENT,
+        "Cluster": Health.READY,
+        "Elasticsearch": None,
+        "StrimziPodSet": None,
+        "PostgresCluster": None,
+        "PDGroup": None,
+        "TiKVGroup": None,
+        "TiDBGroup": None,
+        "TiFlashGroup": None,
+        "Service": Health.READY,
     }
+    assert [k.kind for k in KNOWN_KINDS if k.watched] == [
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "Rollout",
+        *(k.kind for k in PRESET_KINDS),
+    ]
     with pytest.raises(ValueError, match="'Widget' is not a valid Health"):
         status_of("Widget", workload())
 
 
 def test_the_statuses_are_the_report_strings() -> None:
-    assert [str(s) for s in RolloutStatus] == ["complete", "progressing", "stalled"]
+    assert [str(s) for s in RolloutStatus] == ["complete", "progressing", "stalled", "not-effective"]
 
 
 def test_a_malformed_object_is_progressing_not_an_error() -> None:
@@ -351,7 +368,7 @@ counters = st.one_of(st.none(), st.integers(0, 4))
     strategy=st.sampled_from(["RollingUpdate", "OnDelete"]),
     elapsed=st.timedeltas(min_value=timedelta(0), max_value=timedelta(hours=1)),
 )
-def test_only_statefulsets_and_daemonsets_stall_on_our_clock_and_only_past_the_deadline(
+def test_only_statefulsets_daemonsets_and_ready_conditions_stall_on_our_clock_only_past_the_deadline(
     kind: str, status: Obj, replicas: int | None, strategy: str, elapsed: timedelta
 ) -> None:
     spec: Obj = {"updateStrategy": {"type": strategy}}
@@ -367,4 +384,5 @@ def test_only_statefulsets_and_daemonsets_stall_on_our_clock_and_only_past_the_d
         assert early is not STALLED
         assert (early is COMPLETE) is (late is COMPLETE)  # completeness never depends on the clock
         if early is PROGRESSING:
-            assert late is (PROGRESSING if strategy == "OnDelete" else STALLED)
+            on_delete = strategy == "OnDelete" and kind != "Ready"  # a Ready condition knows no strategy
+            assert late is (PROGRESSING if on_delete else STALLED)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reconcile.model.kinds import CLONESET, DAEMONSET, DEPLOYMENT, ROLLOUT, STATEFULSET, PodOwnership
+from reconcile.model.kinds import DAEMONSET, DEPLOYMENT, ROLLOUT, STATEFULSET, PodOwnership
+from reconcile.model.presets import CLONESET
 
 ROOT = Path(__file__).resolve().parent.parent / "reconcile"
 NAMES = ("Deployment", "StatefulSet", "DaemonSet", "CronJob", "Rollout", "ReplicaSet", "CloneSet")
@@ -23,7 +24,7 @@ ASKED = re.compile(rf"""["']({QUOTED})["']|kind\.kind\s*(==|!=|\bin\b|\bnot in\b
     ids=lambda p: f"{p.parent.name}/{p.name}",
 )
 def test_no_code_of_the_pass_asks_a_kinds_name(path: Path) -> None:
-    if path.name == "kinds.py":
+    if path.name in ("kinds.py", "presets.py"):  # the kind table itself
         return
     asked = [
         f"{path.name}:{n}: {line.strip()}"

@@ -4,7 +4,8 @@ Runs one workload through the very path of a pass's batch (`planner.plan_workloa
 hashing, decision, pods already newer than the change included), so it names the action and reason the
 pass would; it writes nothing and shows the references (and which keys), each source's state, the stored
 and current hash, the restart window (and when it next opens), our recorded rollout with its current
-status, the decision with its reason, and the reads it took.
+status, how its kind restarts and how that restart was verified, the decision with its reason, and the
+reads it took.
 """
 
 from __future__ import annotations
@@ -15,15 +16,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reconcile.kube.client import KubeClient
+from reconcile.model.bookkeeping import NOT_EFFECTIVE
 from reconcile.model.kinds import Kind
+from reconcile.model.knobs import Evidence, Knob
 from reconcile.model.references import DiscoverySettings, Reference, source_ignored
 from reconcile.model.rollouts import check
 from reconcile.model.sources import NamespaceSources, SourceKey
 from reconcile.model.times import format_time
+from reconcile.model.verify import CAUSES, Cause, describe
 from reconcile.model.windows import RestartWindows, next_open
 from reconcile.model.workload import Target
 from reconcile.pipeline.listing import list_targets
 from reconcile.pipeline.planner import open_stage, plan_batch, plan_workload, read_workload, rules_for
+from reconcile.pipeline.pod_reads import selected_pods
 from reconcile.pipeline.read import ReadStage
 from reconcile.policy.classify import references_of
 from reconcile.policy.decision import Action, Decision
@@ -71,6 +76,10 @@ class Explanation:
             },
             "current": self.decision.config_hash,
             "restart_window": self.window,
+            "restart": {
+                "by": "eviction of its pods (pods/eviction)" if t.evicts else describe_restart(t.kind),
+                "verified_by": describe_evidence(t.kind),
+            },
             "rollout": self.rollout,
             "action": self.decision.action.value,
             "reason": self.decision.reason,
@@ -102,12 +111,16 @@ class Explanation:
             shown = window["error"] or f"{window['windows']} ({opens})"
             lines.append(f"  restart window: {shown} [from {window['from']}]")
         rollout = doc["rollout"]
+        restart = doc["restart"]
+        lines.append(f"  restarts by:  {restart['by']}")
+        lines.append(f"  verified by:  {restart['verified_by']}")
         if rollout is not None:
             changed = ", ".join(rollout["changed"]) or "-"
             lines.append(
                 f"  last rollout: {rollout['at']} ({changed} changed), recorded {rollout['state']}, "
                 f"status {rollout['status'] or 'not read'}"
             )
+            lines.append(f"  verified:     {rollout['verified']}")
         lines.append(f"  decision:     {doc['action']}: {doc['reason']}")
         lines.extend(f"  problem:      {p}" for p in doc["problems"])
         if self.reads is not None:
@@ -116,6 +129,38 @@ class Explanation:
             )
             lines.append(f"  reads:        {self.reads['requests_total']} requests ({verbs})")
         return "\n".join(lines)
+
+
+def describe_restart(kind: Kind) -> str:
+    """How a rollout of this kind restarts its pods, in words (`explain`)."""
+    where = kind.annotations_pointer
+    if kind.knob is Knob.HASH:
+        text = f"the config hash into {where}"
+    elif kind.knob is Knob.TIMESTAMP:
+        text = f"the time under {kind.knob_key} in {where}"
+    elif kind.knob is Knob.ONE_SHOT:
+        text = f"{kind.knob_key}: {kind.knob_value!r} in {where}, removed by its operator once done"
+    elif kind.knob is Knob.FIELD:
+        text = f"the time into {kind.knob_field}"
+    else:
+        text = "eviction of its pods (pods/eviction)"
+    if kind.in_place is not None:
+        text += f"; by eviction while {kind.in_place[0]} is {' or '.join(kind.in_place[1])} (in place)"
+    return text
+
+
+def describe_evidence(kind: Kind) -> str:
+    """What shows a restart of this kind took effect, in words (`explain`)."""
+    evidence = kind.verified_by
+    if evidence is Evidence.STATUS:
+        return f"its status ({kind.health}) and the change still in {kind.annotations_pointer}"
+    if evidence is Evidence.PODS:
+        return "every pod of it created after the restart"
+    if evidence is Evidence.STATUS_TIME:
+        return f"{kind.evidence_field} at or after the restart"
+    if evidence is Evidence.STATUS_CHANGE:
+        return f"a new value of {kind.evidence_field}"
+    return "nothing: its restarts are not verified"
 
 
 def state_of(ref: Reference, sources: NamespaceSources, settings: DiscoverySettings) -> str:
@@ -147,7 +192,7 @@ def explain_workload(
         decision, sources = planned.decision, known.sources
         decision = hold_for_waves(settings, stage, rules, target, decision)
         window = describe_window(target, rules.policy.restart_windows, rules.now)
-        rollout = describe_rollout(target, rules.now, settings.policy.rollout_deadline)
+        rollout = describe_rollout(client, target, rules.now, settings.policy.rollout_deadline)
         states = tuple(
             SourceState(
                 r.label(),
@@ -195,18 +240,34 @@ def describe_window(target: Target, default: RestartWindows, now: datetime) -> d
     }
 
 
-def describe_rollout(target: Target, now: datetime, deadline: timedelta) -> dict[str, Any] | None:
-    """Our recorded rollout and, while unfinished, its status from the object just read."""
+def describe_rollout(
+    client: KubeClient, target: Target, now: datetime, deadline: timedelta
+) -> dict[str, Any] | None:
+    """Our recorded rollout and, while unfinished, its status and how its restart was verified, from the
+    object just read (and, for a kind whose pods show it, its pods, listed now)."""
     record = target.bookkeeping.rollout
     if record is None:
         return None
-    found = (
-        check(target.listed, target.status_view, now=now, deadline=deadline) if target.status_view else None
-    )
+    pods = None
+    selection = target.kind.pod_selection
+    if target.status_view and selection is not None and target.kind.verified_by is Evidence.PODS:
+        listed = selected_pods(
+            client, target.namespace, target.pod_selector, target.uid if selection.owned else None
+        )
+        pods = listed if not isinstance(listed, str) else None
+    view = target.status_view
+    found = check(target.listed, view, now=now, deadline=deadline, pods=pods) if view else None
+    if found is not None:
+        verified = describe(found.verdict)
+    elif record.state == NOT_EFFECTIVE:
+        verified = f"not effective: {CAUSES.get(Cause(record.cause), record.cause) if record.cause else '?'}"
+    else:
+        verified = "effective" if record.finished else "not verified yet"
     return {
         "generation": record.generation,
         "at": format_time(record.at),
         "changed": list(record.changed),
         "state": record.state,
         "status": found.status.value if found is not None else (record.state if record.finished else None),
+        "verified": verified,
     }

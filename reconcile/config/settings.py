@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, cast
 import yaml
 
 from reconcile.errors import ConfigError
-from reconcile.model.kinds import BUILTIN_KINDS, Kind
+from reconcile.model.kinds import BUILTIN_KINDS, Health, Kind
+from reconcile.model.knobs import Evidence, Knob, PodSelection, SpecReference
 from reconcile.settings.rows import ENV_PREFIX
 from reconcile.settings.table import ATTRIBUTES, BY_NAME, TABLE, Settings
 from reconcile.settings.values import Shard, integer, parse_shard
@@ -101,6 +102,8 @@ def _schema_problem(error: jsonschema.ValidationError) -> tuple[str, str]:
         hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
         return _format_path([*path, key]), "unknown key" + hint
     if error.validator == "oneOf" and path and path[0] == "customKinds":
+        if "references" in path:
+            return _format_path(path), "name exactly one of secret or configMap"
         return _format_path(path), "set exactly one of podTemplate or annotations"
     if error.validator == "pattern" and isinstance(error.instance, str):
         field_name = next((t for t in reversed(path) if isinstance(t, str)), "")
@@ -155,17 +158,7 @@ def _custom_kinds(path: str, entries: list[dict[str, Any]]) -> tuple[Kind, ...]:
     for i, entry in enumerate(entries):
         where = f"{path}: customKinds[{i}]"
         try:
-            kind = Kind(
-                entry["group"],
-                entry["version"],
-                entry["resource"],
-                entry.get("namespaced", True),
-                kind=entry["kind"],
-                template=entry.get("podTemplate"),
-                annotations=entry.get("annotations"),
-                suspend=entry.get("suspend"),
-                paused=entry.get("paused"),
-            )
+            kind = _custom_kind(entry)
         except ValueError as exc:
             raise ConfigError(_one_line(f"{where}: {exc}")) from exc
         for other in (*BUILTIN_KINDS, *kinds):
@@ -177,6 +170,48 @@ def _custom_kinds(path: str, entries: list[dict[str, Any]]) -> tuple[Kind, ...]:
                 )
         kinds.append(kind)
     return tuple(kinds)
+
+
+def _custom_kind(entry: Mapping[str, Any]) -> Kind:
+    """One `customKinds` entry (the schema checked its shape): where it keeps its pod template or
+    annotations map, the sources its own spec names, its restart knob, its pods and its evidence."""
+    restart = entry.get("restart", {})
+    pods = entry.get("pods")
+    verify = entry.get("verify", {})
+    references = tuple(
+        SpecReference(
+            "secret" if "secret" in ref else "configmap",
+            ref.get("secret", ref.get("configMap")),
+            key=ref.get("key"),
+            key_field=ref.get("keyField"),
+            optional=ref.get("optional", False),
+        )
+        for ref in entry.get("references", ())
+    )
+    return Kind(
+        entry["group"],
+        entry["version"],
+        entry["resource"],
+        entry.get("namespaced", True),
+        kind=entry["kind"],
+        template=entry.get("podTemplate"),
+        annotations=entry.get("annotations"),
+        suspend=entry.get("suspend"),
+        paused=entry.get("paused"),
+        health=Health(entry["health"]) if "health" in entry else None,
+        knob=Knob(restart.get("mode", Knob.HASH.value)),
+        knob_key=restart.get("key"),
+        knob_value=restart.get("value", "true"),
+        knob_field=restart.get("field"),
+        owner_honours_knob=restart.get("ownerHonoursIt", False),
+        spec_references=references,
+        pod_specs=tuple(entry.get("podSpecs", ())),
+        pod_selection=PodSelection(pods.get("selector"), pods.get("labels"), pods.get("owned", False))
+        if pods is not None
+        else None,
+        evidence=Evidence(verify["evidence"]) if "evidence" in verify else None,
+        evidence_field=verify.get("field"),
+    )
 
 
 # --- resolution ----------------------------------------------------------------------------------------

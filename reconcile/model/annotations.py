@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache, cached_property
 
-from reconcile.model.choices import OnChange, Restart
+from reconcile.model.choices import OnChange, OnIneffective, Restart
 from reconcile.values import value
 
 
@@ -62,6 +62,10 @@ class Annotations:
     def wave(self) -> str:
         return f"{self.prefix}/wave"
 
+    @cached_property
+    def on_ineffective(self) -> str:
+        return f"{self.prefix}/on-ineffective"
+
 
 @cache
 def annotation_keys(prefix: str) -> Annotations:
@@ -74,6 +78,9 @@ ON_CHANGE = tuple(c.value for c in OnChange)
 
 RESTART = tuple(r.value for r in Restart)
 """How a rollout restarts pods: patch the pod template, or evict the pods that started before the change."""
+
+ON_INEFFECTIVE = tuple(o.value for o in OnIneffective)
+"""A restart not effective by its deadline: report it, or restart the pods by eviction too."""
 
 
 @value

@@ -36,8 +36,8 @@ KEY_NAME_BYTES_MAX = 2048
 """Most bytes of key names (UTF-8, plus 3 per name for its JSON quotes and comma) one workload's records
 keep: with `KEY_NAMES_MAX`, what bounds the annotation's growth (Kubernetes allows 256 KiB of annotations)."""
 # States of a recorded rollout (annotation `rollout`); the report's `rollout_status` uses the same words.
-PROGRESSING, STALLED, COMPLETE = "progressing", "stalled", "complete"
-ROLLOUT_STATES = (PROGRESSING, STALLED, COMPLETE)
+PROGRESSING, STALLED, COMPLETE, NOT_EFFECTIVE = "progressing", "stalled", "complete", "not-effective"
+ROLLOUT_STATES = (PROGRESSING, STALLED, COMPLETE, NOT_EFFECTIVE)
 
 
 @value(order=True, slots=True)
@@ -79,7 +79,12 @@ class RolloutRecord:
     changed: tuple[str, ...]
     """Names of the sources whose change started it (`configmap/app`), never values."""
     state: str = PROGRESSING
-    """`progressing`, `stalled` (the RolloutStalled Event was sent) or `complete`."""
+    """`progressing`, `stalled` (the RolloutStalled Event was sent), `not-effective` (the restart did not
+    take effect by its deadline: the RestartNotEffective Event was sent) or `complete`."""
+    cause: str = ""
+    """Why a `not-effective` restart did not take effect (model/verify.py `Cause`)."""
+    before: str | None = None
+    """The kind's `status-change` evidence field as it was when we restarted it."""
     text: str = field(default="", compare=False)
     """The annotation's exact stored text, which a later bookkeeping patch tests before replacing it."""
 
@@ -278,9 +283,14 @@ def parse_facts(letters: str, optional: tuple[str, ...]) -> SpecFacts | None:
 
 
 def format_rollout(record: RolloutRecord) -> str:
-    """Compact JSON: `{"g": generation, "t": time, "c": [source names], "s": state}`."""
+    """Compact JSON: `{"g": generation, "t": time, "c": [source names], "s": state}`, plus `x` (the cause
+    of a restart not effective) and `e` (a `status-change` evidence's value before) where they are set."""
     doc: dict[str, Any] = {"g": record.generation, "t": format_time(record.at), "c": list(record.changed)}
     doc["s"] = record.state
+    if record.cause:
+        doc["x"] = record.cause
+    if record.before is not None:
+        doc["e"] = record.before
     return json.dumps(doc, separators=(",", ":"))
 
 
@@ -297,7 +307,10 @@ def parse_rollout(text: Any) -> RolloutRecord | None:
         return None
     if not all(isinstance(name, str) for name in changed):
         return None
-    return RolloutRecord(generation, at, tuple(changed), state, text)
+    cause, before = doc.get("x", ""), doc.get("e")
+    if not isinstance(cause, str) or not (before is None or isinstance(before, str)):
+        return None
+    return RolloutRecord(generation, at, tuple(changed), state, cause, before, text)
 
 
 def read_bookkeeping(annotations: Mapping[str, Any], keys: Annotations) -> Bookkeeping:

@@ -37,6 +37,13 @@ class Restart(StrEnum):
     EVICT = "evict"
 
 
+class OnIneffective(StrEnum):
+    """A restart not effective by its deadline: report it, or also restart its pods by eviction."""
+
+    REPORT = "report"
+    EVICT = "evict"
+
+
 class Fetch(StrEnum):
     """How ConfigMaps and Secrets are read: the read strategy's choice, lists, or GETs by name only."""
 

@@ -25,6 +25,11 @@ controllers' status semantics:
 - Argo Rollout: from `status.phase` (`Healthy` complete, `Degraded` stalled, anything else progressing); its
   controller applies the Rollout's own progress deadline. A restart asked through `spec.restartAt` is
   progressing until the controller records it done (`status.restartedAt` equal to it).
+- A `Ready` condition (Knative, CloudNativePG, most operators): complete when it is True once the controller
+  observed our generation; `stalled` when not `deadline` after our rollout.
+
+Whether the restart took effect at all (its pods, or the kind's own evidence) is verify.py's question;
+`not-effective` is the status a restart without its evidence gets once the deadline passed.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ class RolloutStatus(StrEnum):
     COMPLETE = "complete"
     PROGRESSING = "progressing"
     STALLED = "stalled"
+    NOT_EFFECTIVE = "not-effective"
 
 
 @dataclass(frozen=True)
@@ -74,17 +80,22 @@ def rollout_status(
     is used). `deadline` is `rolloutDeadline`, used by the StatefulSet and DaemonSet rules only.
     """
     assess = _RULES[Health(rules)]
-    metadata = _mapping(obj.get("metadata"))
-    status = _mapping(obj.get("status"))
-    target = _target_generation(written_generation, _optional_count(metadata.get("generation")))
-    observed = _optional_count(status.get("observedGeneration"))
     facts = _Facts(
         spec=_mapping(obj.get("spec")),
-        status=status,
-        observed=observed is not None and observed >= target,
+        status=_mapping(obj.get("status")),
+        observed=controller_observed(obj, written_generation),
         overdue=now - rolled_at > deadline,
     )
     return assess(facts)
+
+
+def controller_observed(obj: Mapping[str, Any], written_generation: int | None) -> bool:
+    """Whether the object's controller observed the generation our write produced (`status.observedGeneration`
+    at least it; the object's own when ours is unknown or the object was re-created since)."""
+    metadata = _mapping(obj.get("metadata"))
+    target = _target_generation(written_generation, _optional_count(metadata.get("generation")))
+    observed = _optional_count(_mapping(obj.get("status")).get("observedGeneration"))
+    return observed is not None and observed >= target
 
 
 def _target_generation(written: int | None, current: int | None) -> int:
@@ -165,6 +176,11 @@ def _restarting(facts: _Facts) -> bool:
     return done != asked and (_instant(done) is None or _instant(done) != _instant(asked))
 
 
+def _assess_ready(facts: _Facts) -> RolloutStatus:
+    ready = _condition_status(facts.status, "Ready") == "True"
+    return _settle(facts.observed and ready, facts.overdue)
+
+
 def _settle(done: bool, may_stall: bool) -> RolloutStatus:
     if done:
         return RolloutStatus.COMPLETE
@@ -176,6 +192,7 @@ _RULES: dict[Health, Callable[[_Facts], RolloutStatus]] = {
     Health.STATEFULSET: _assess_statefulset,
     Health.DAEMONSET: _assess_daemonset,
     Health.ROLLOUT: _assess_argo_rollout,
+    Health.READY: _assess_ready,
 }
 
 
@@ -187,6 +204,15 @@ def _condition_reason(status: Mapping[str, Any], condition_type: str) -> str | N
         if isinstance(condition, Mapping) and condition.get("type") == condition_type:
             reason = condition.get("reason")
             return reason if isinstance(reason, str) else None
+    return None
+
+
+def _condition_status(status: Mapping[str, Any], condition_type: str) -> str | None:
+    conditions = status.get("conditions")
+    for condition in conditions if isinstance(conditions, list) else ():
+        if isinstance(condition, Mapping) and condition.get("type") == condition_type:
+            value = condition.get("status")
+            return value if isinstance(value, str) else None
     return None
 
 

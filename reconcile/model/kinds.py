@@ -2,19 +2,20 @@
 
 A new target kind is one `Kind` entry: the pass reads everything that differs by kind from here (paths,
 pause and suspend flags, update strategy, which status rules say a rollout finished, how its controller
-records the templates it started, whether a change runs a Job), and no code elsewhere asks a kind's name.
-Custom kinds from the config file become entries of the same type; presets (`PRESET_KINDS`) are entries
-shipped for common custom resources, enabled by name.
+records the templates it started, whether a change runs a Job, where its own spec names ConfigMaps and
+Secrets, what a restart writes (`Knob`) and what shows that it took effect (`Evidence`)), and no code
+elsewhere asks a kind's name. Custom kinds from the config file become entries of the same type; presets
+(model/presets.py) are entries shipped for common operators' resources, enabled by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from reconcile.model.pointer import join_pointer, resolve, split_pointer
+from reconcile.model.knobs import Evidence, Knob, PodOwnership, PodSelection, SpecReference
+from reconcile.model.pointer import join_pointer, parse_path, path_pointer, resolve, split_pointer
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,9 @@ class Health(StrEnum):
     """Updated and available against the desired number scheduled."""
     ROLLOUT = "Rollout"
     """Argo Rollouts' `status.phase`."""
+    READY = "Ready"
+    """A `Ready` condition (Knative, CloudNativePG and most operators): complete when it is True for the
+    generation our write produced; stalled when not by the rollout deadline."""
 
 
 class Revisions(StrEnum):
@@ -88,26 +92,6 @@ class Revisions(StrEnum):
     """ControllerRevisions; `status.updateRevision` names the current one."""
     DAEMONSET = "DaemonSet"
     """ControllerRevisions, dated; the template generation annotation matches the current one."""
-
-
-@dataclass(frozen=True)
-class PodOwnership:
-    """How a kind's pods name their workload in their controlling ownerReference: the workload itself
-    (`via` its own kind), or a ReplicaSet named `<workload>-<the pod's hash label>`."""
-
-    via: str
-    hash_label: str | None = None
-
-    def workload_of(self, owner_kind: str, owner_name: str, labels: Mapping[str, Any]) -> str | None:
-        """The workload's name, if a pod with this owner and these labels is one of its pods."""
-        if owner_kind != self.via:
-            return None
-        if self.hash_label is None:
-            return owner_name
-        suffix = labels.get(self.hash_label)
-        if isinstance(suffix, str) and suffix and owner_name.endswith(f"-{suffix}"):
-            return owner_name[: -len(suffix) - 1]
-        return None
 
 
 @dataclass(frozen=True)
@@ -143,6 +127,32 @@ class Kind(Resource):
     Rollouts' `spec.workloadRef`): its references come from that template, its restart is `restart_at`."""
     restart_at: str | None = None
     """Pointer to the time field that restarts the pods of a workload running a referenced template."""
+    knob: Knob = Knob.HASH
+    """What a rollout writes to restart its pods."""
+    knob_key: str | None = None
+    """The annotation a `timestamp` or `one-shot` knob writes, in the rolling annotations map."""
+    knob_value: str = "true"
+    """The value a `one-shot` knob writes."""
+    knob_field: str | None = None
+    """Field path of a `field` knob."""
+    in_place: tuple[str, tuple[str, ...]] | None = None
+    """(pointer, values): while the field there holds one of the values, its controller applies a change
+    of the template's metadata to the running pods without restarting them (OpenKruise's in-place update
+    strategies), so such an object is restarted by eviction instead."""
+    spec_references: tuple[SpecReference, ...] = ()
+    """ConfigMaps and Secrets its own spec names, besides those of its pod template."""
+    pod_specs: tuple[str, ...] = ()
+    """Field paths of further pod specs whose references count (`*` for every item of a list)."""
+    pod_selection: PodSelection | None = None
+    """Which pods are its own: for `evict`, in-place kinds and the `pods` evidence."""
+    evidence: Evidence | None = None
+    """What shows a restart took effect (None: `status` with status rules, else `pods` with a pod
+    selection, else nothing: the restart is not verified)."""
+    evidence_field: str | None = None
+    """Field path of a `status-time` or `status-change` evidence."""
+    owner_honours_knob: bool = False
+    """Its objects are owned by an operator that honours its knob (a StrimziPodSet under its Kafka): an
+    owner is then no reason to leave it alone."""
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -152,6 +162,78 @@ class Kind(Resource):
         for pointer in (self.template, self.annotations, self.suspend, self.paused, self.update_strategy):
             if pointer is not None:
                 split_pointer(pointer)
+        for path in (*self.pod_specs, *(p for p in (self.knob_field, self.evidence_field) if p)):
+            parse_path(path)
+        if self.knob_field is not None:
+            path_pointer(self.knob_field)
+        self.check_knob()
+
+    def check_knob(self) -> None:
+        """Each knob and evidence with what it needs; ValueError naming the kind otherwise."""
+        needs = {
+            Knob.TIMESTAMP: self.knob_key,
+            Knob.ONE_SHOT: self.knob_key,
+            Knob.FIELD: self.knob_field,
+            Knob.EVICT: self.pod_selection,
+        }
+        if self.knob in needs and needs[self.knob] is None:
+            what = {Knob.FIELD: "a field", Knob.EVICT: "a pod selection"}.get(self.knob, "an annotation key")
+            raise ValueError(f"kind {self.kind}: restart {self.knob.value} needs {what}")
+        if self.in_place is not None and self.pod_selection is None:
+            raise ValueError(f"kind {self.kind}: an in-place update strategy needs a pod selection")
+        evidence = self.verified_by
+        if evidence is Evidence.PODS and self.pod_selection is None:
+            raise ValueError(f"kind {self.kind}: the pods evidence needs a pod selection")
+        if evidence in (Evidence.STATUS_TIME, Evidence.STATUS_CHANGE) and self.evidence_field is None:
+            raise ValueError(f"kind {self.kind}: the {evidence.value} evidence needs a status field")
+        if evidence is Evidence.STATUS and self.health is None:
+            raise ValueError(f"kind {self.kind}: the status evidence needs status rules")
+
+    @property
+    def verified_by(self) -> Evidence | None:
+        """What shows a restart of this kind took effect (None: nothing; its restarts are not verified)."""
+        if self.evidence is not None:
+            return self.evidence
+        if self.health is not None:
+            return Evidence.STATUS
+        return Evidence.PODS if self.pod_selection is not None and self.rolls_pods else None
+
+    @property
+    def watched(self) -> bool:
+        """Its rollouts are recorded and checked by later passes (status rules, or some evidence)."""
+        return self.rolls_pods and (self.health is not None or self.verified_by is not None)
+
+    @property
+    def hash_in_map(self) -> bool:
+        """A rollout writes the config hash into the rolling annotations map (the `hash` knob)."""
+        return self.knob is Knob.HASH
+
+    @property
+    def rollout_in_spec(self) -> bool:
+        """A rollout writes into the spec (the server then moves `metadata.generation`)."""
+        if self.knob is Knob.EVICT:
+            return False
+        if self.knob is Knob.FIELD:
+            return not (self.knob_field or "").startswith(("metadata.", "/metadata/"))
+        return not self.annotations_pointer.startswith("/metadata/")
+
+    def in_place_for(self, obj: Any) -> bool:
+        """Whether this object's controller applies a template metadata change in place (`in_place`)."""
+        if self.in_place is None:
+            return False
+        pointer, values = self.in_place
+        return resolve(obj, pointer) in values
+
+    def knob_pointer(self) -> str | None:
+        """The JSON pointer a rollout writes its timestamp or one-shot value to (None: the hash knob, or
+        eviction)."""
+        if self.knob is Knob.FIELD:
+            assert self.knob_field is not None
+            return path_pointer(self.knob_field)
+        if self.knob in (Knob.TIMESTAMP, Knob.ONE_SHOT):
+            assert self.knob_key is not None
+            return self.annotation_path(self.knob_key)
+        return None
 
     @property
     def annotations_pointer(self) -> str:
@@ -238,19 +320,6 @@ ROLLOUT = Kind(
 )
 
 BUILTIN_KINDS: tuple[Kind, ...] = (DEPLOYMENT, STATEFULSET, DAEMONSET, CRONJOB, ROLLOUT)
-
-# OpenKruise's CloneSet: a Deployment-like set whose status carries the same replica counts.
-CLONESET = Kind(
-    "apps.kruise.io",
-    "v1alpha1",
-    "clonesets",
-    kind="CloneSet",
-    paused="/spec/updateStrategy/paused",
-    health=Health.DEPLOYMENT,
-)
-PRESET_KINDS: tuple[Kind, ...] = (CLONESET,)
-"""Entries for common custom resources: off by default, enabled by name in `kinds`."""
-KNOWN_KINDS: tuple[Kind, ...] = BUILTIN_KINDS + PRESET_KINDS
 
 
 def find_kind(name: str, kinds: tuple[Kind, ...] = BUILTIN_KINDS) -> Kind:

@@ -37,6 +37,9 @@ class Eviction:
     pods: tuple[str, ...]
     old: int
     total: int
+    fallback: bool = False
+    """It carries out a restart not effective by its deadline (`onIneffective: evict`): pods older than
+    that restart are evicted, and when none is left the restart is recorded complete."""
 
 
 PodsRead = tuple[Pod, ...] | str
@@ -62,19 +65,25 @@ def controlled_pods(
         metadata = rs.get("metadata")
         if isinstance(metadata, Mapping) and controller_uid(metadata) == workload_uid:
             owners.add(str(metadata.get("uid") or ""))
-    out: list[Pod] = []
-    for pod in pods:
-        metadata = pod.get("metadata")
-        if not isinstance(metadata, Mapping) or controller_uid(metadata) not in owners:
-            continue
-        out.append(
-            Pod(
-                str(metadata.get("name") or ""),
-                parse_timestamp(metadata.get("creationTimestamp")),
-                bool(metadata.get("deletionTimestamp")),
-            )
-        )
-    return tuple(out)
+    return tuple(
+        pod_of(metadata)
+        for pod in pods
+        if isinstance(metadata := pod.get("metadata"), Mapping) and controller_uid(metadata) in owners
+    )
+
+
+def any_pods(pods: Iterable[Mapping[str, Any]]) -> tuple[Pod, ...]:
+    """The pods (metadata) of a label selector's list, whoever controls them (an operator's pods are
+    often controlled by a StatefulSet or an instance object of its own, not by the resource)."""
+    return tuple(pod_of(metadata) for pod in pods if isinstance(metadata := pod.get("metadata"), Mapping))
+
+
+def pod_of(metadata: Mapping[str, Any]) -> Pod:
+    return Pod(
+        str(metadata.get("name") or ""),
+        parse_timestamp(metadata.get("creationTimestamp")),
+        bool(metadata.get("deletionTimestamp")),
+    )
 
 
 def old_pods(pods: Iterable[Pod], changed: datetime) -> list[Pod]:

@@ -1,10 +1,12 @@
-"""RFC 6901 JSON pointers: how the kinds table says where a pod template or annotations map lives.
+"""RFC 6901 JSON pointers: how the kinds table says where a pod template or annotations map lives; and
+field paths, the same with `*` for every item of a list, where a resource's own spec names its sources.
 
 Pure helpers shared by every layer; the same escaping is used to build JSON-patch paths.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,3 +40,61 @@ def resolve(document: Any, pointer: str) -> Any:
         if node is None:
             return None
     return node
+
+
+# --- field paths: pointers into a resource's own spec, with `*` for every item of a list --------------
+
+EVERY = "*"
+"""The token of a field path that stands for every item of a list (on a mapping it is the key `*`)."""
+_SEGMENT = re.compile(r"""\.?([^.\[\]"]+)|\[(\*|[0-9]+)\]|\["((?:[^"\\]|\\.)*)"\]""")
+
+
+def parse_path(path: str) -> tuple[str, ...]:
+    """The tokens of a field path, in either spelling: a JSON pointer whose `*` token means every item of
+    a list (`/spec/valuesFrom/*/secretKeyRef/name`), or dotted (`spec.valuesFrom[*].secretKeyRef.name`,
+    `spec.template.metadata.annotations["pingcap.com/restartedAt"]`, `spec.items[0].name`).
+    Raises ValueError naming the path when it is neither."""
+    if path.startswith("/"):
+        tokens = split_pointer(path)
+    else:
+        tokens, at = [], 0
+        while at < len(path):
+            match = _SEGMENT.match(path, at)
+            if match is None or (at == 0 and path.startswith(".")):
+                raise ValueError(f"field path {path!r}: cannot read it from {path[at:]!r}")
+            name, index, quoted = match.groups()
+            tokens.append(name if name is not None else index if index is not None else _unquote(quoted))
+            at = match.end()
+    if not tokens or any(t == "" for t in tokens):
+        raise ValueError(f"field path {path!r} names no field")
+    return tuple(tokens)
+
+
+def _unquote(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def path_pointer(path: str) -> str:
+    """The JSON pointer of a field path without `*` (what a patch writes to). Raises ValueError for a path
+    with `*`, which names many places."""
+    tokens = parse_path(path)
+    if EVERY in tokens:
+        raise ValueError(f"field path {path!r} names every item of a list; a place to write names one")
+    return join_pointer(*tokens)
+
+
+def resolve_all(document: Any, tokens: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """Every (concrete JSON pointer, value) the tokens reach: `*` takes each item of a list, a decimal
+    token one item; a missing step reaches nothing (no error: input from the API may have any shape)."""
+    found: list[tuple[str, Any]] = [("", document)]
+    for token in tokens:
+        step: list[tuple[str, Any]] = []
+        for where, node in found:
+            if isinstance(node, list) and token == EVERY:
+                step += [(f"{where}/{i}", item) for i, item in enumerate(node)]
+            elif isinstance(node, list) and token.isdecimal() and int(token) < len(node):
+                step.append((f"{where}/{token}", node[int(token)]))
+            elif isinstance(node, Mapping) and node.get(token) is not None:
+                step.append((where + join_pointer(token), node[token]))
+        found = step
+    return found

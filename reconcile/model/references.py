@@ -13,11 +13,13 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from sys import intern
 from typing import Any, Literal
 
-from reconcile.model.choices import Restart
+from reconcile.model.choices import OnIneffective, Restart
+from reconcile.model.knobs import SpecReference
+from reconcile.model.pointer import parse_path, resolve_all
 from reconcile.model.selectors import SelectorError, parse_selector
 from reconcile.values import value
 
@@ -106,6 +108,8 @@ class DiscoverySettings:
     """Peer annotation sets honoured in addition to the own ones: a subset of COMPAT_RULES."""
     restart: Restart = Restart.PATCH
     """The config's `restart`: the strategy of a workload without the `restart` annotation (list facts)."""
+    on_ineffective: OnIneffective = OnIneffective.REPORT
+    """The config's `onIneffective`: of a workload without the `on-ineffective` annotation (list facts)."""
 
     def __post_init__(self) -> None:
         if not self.prefix or "/" in self.prefix:
@@ -619,3 +623,39 @@ def source_matches(annotations: Any, discovery: Discovery) -> bool:
     if not isinstance(annotations, dict):
         return False
     return any(is_true(annotations.get(key)) for key in discovery.match_annotations)
+
+
+def with_resource_references(
+    discovery: Discovery, obj: Any, named: Iterable[SpecReference], pod_specs: Iterable[str]
+) -> Discovery:
+    """`discovery` plus the ConfigMaps and Secrets a resource names in its own spec (`named`: field paths
+    with `*` for every item of a list, a fixed key or the field beside the name holding it) and those of
+    its further pod specs (`pod_specs`), merged per source as the pod template's are. A workload not opted
+    in, or a kind with neither, is returned as it is."""
+    named, pod_specs = tuple(named), tuple(pod_specs)
+    if not discovery.opted_in or not (named or pod_specs):
+        return discovery
+    out = _Collector()
+    for ref in discovery.references:
+        use = out.uses.setdefault((ref.kind, ref.name), _Use(whole=ref.keys is None, optional=ref.optional))
+        use.keys |= ref.keys or frozenset()
+    for spec in named:
+        tokens = parse_path(spec.name)
+        kind: SourceKind = "secret" if spec.kind == "secret" else "configmap"
+        for where, parent in resolve_all(obj, tokens[:-1]):
+            if not isinstance(parent, dict) or tokens[-1] not in parent:
+                continue
+            at = f"{spec.name} ({where or '/'})"
+            keys: frozenset[str] | None = frozenset({spec.key}) if spec.key else None
+            if spec.key_field is not None:
+                key = parent.get(spec.key_field)
+                if not isinstance(key, str) or not key:
+                    out.problems.append(f"{at}: missing {spec.key_field}")
+                    continue
+                keys = frozenset({key})
+            out.add_named(kind, parent[tokens[-1]], keys, spec.optional or is_optional(parent), at)
+    for path in pod_specs:
+        for _where, pod_spec in resolve_all(obj, parse_path(path)):
+            scan_pod_spec(pod_spec, KINDS, out)
+    problems = cap_problems([*discovery.problems, *out.problems])
+    return replace(discovery, references=out.references(), problems=problems)

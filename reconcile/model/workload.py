@@ -18,12 +18,20 @@ from functools import lru_cache
 from sys import intern
 from typing import Any
 
-from reconcile.model.annotations import ON_CHANGE, RESTART, Annotations, WindowSetting, annotation_keys
-from reconcile.model.bookkeeping import Bookkeeping, SpecFacts, read_bookkeeping
-from reconcile.model.choices import OnChange, Restart
+from reconcile.model.annotations import (
+    ON_CHANGE,
+    ON_INEFFECTIVE,
+    RESTART,
+    Annotations,
+    WindowSetting,
+    annotation_keys,
+)
+from reconcile.model.bookkeeping import NOT_EFFECTIVE, Bookkeeping, SpecFacts, read_bookkeeping
+from reconcile.model.choices import OnChange, OnIneffective, Restart
 from reconcile.model.freshness import Lineage, lineage_of
 from reconcile.model.kinds import Kind
-from reconcile.model.pointer import resolve
+from reconcile.model.knobs import Evidence, Knob
+from reconcile.model.pointer import join_pointer, parse_path, resolve
 from reconcile.model.references import (
     BOOLEANS,
     KINDS,
@@ -37,6 +45,7 @@ from reconcile.model.references import (
     peer_of,
     quote_text,
     reads_template_annotations,
+    with_resource_references,
 )
 from reconcile.model.times import parse_duration
 from reconcile.values import value
@@ -72,10 +81,25 @@ class Listed:
     restart: Restart = Restart.PATCH
     """How a rollout restarts its pods: its `restart` annotation, else the config's `restart`: `patch`
     the pod template, or `evict` the pods that started before the change."""
+    fallback_evict: bool = False
+    """A restart of it not effective by its deadline is carried out by eviction too: its `on-ineffective`
+    annotation, else the config's `onIneffective`."""
 
     @property
     def ref(self) -> str:
         return f"{self.kind.kind}/{self.namespace}/{self.name}"
+
+    @property
+    def evicts(self) -> bool:
+        """Its pods restart by eviction, as far as its list facts tell (its annotation or the `restart`
+        setting, or its kind's knob)."""
+        return self.restart is Restart.EVICT or self.kind.knob is Knob.EVICT
+
+    @property
+    def fallback_due(self) -> bool:
+        """Our last restart of it did not take effect and it falls back to eviction (`onIneffective`)."""
+        record = self.bookkeeping.rollout
+        return self.fallback_evict and record is not None and record.state == NOT_EFFECTIVE
 
 
 @value(slots=True)
@@ -123,6 +147,18 @@ class Target:
     """It runs a referenced Deployment's template (`Kind.workload_ref`; model/workload_ref.py)."""
     max_unavailable: int | str | None = None
     """The rolling update's `maxUnavailable` (Deployment, StatefulSet, DaemonSet): pods evicted per pass."""
+    in_place: bool = False
+    """Its controller applies a template metadata change in place (`Kind.in_place`): restart by eviction."""
+    pod_selector: str | None = None
+    """The label selector of its pods, for a kind with a pod selection (`Kind.pod_selection`)."""
+    evidence_before: str | None = None
+    """The value of its `status-change` evidence field as read (recorded with a rollout of ours)."""
+
+    @property
+    def evicts(self) -> bool:
+        """Its pods restart by eviction: its restart annotation or setting, its kind's knob, or an
+        in-place update strategy."""
+        return self.listed.evicts or self.in_place
 
     @property
     def kind(self) -> Kind:
@@ -197,16 +233,34 @@ def revise(target: Target, **changes: Any) -> Target:
     return replace(target, listed=replace(target.listed, **listed_changes), **changes)
 
 
-def status_view(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """What the rollout status rules read of a workload (health.py), and nothing else."""
+def status_view(obj: Mapping[str, Any], kind: Kind, keys: Annotations) -> dict[str, Any]:
+    """What the rollout status rules (health.py) and the evidence of a restart (verify.py) read of a
+    workload, and nothing else: its generation, the spec fields the rules read, `status`, and what the
+    rolling annotations map holds of ours (`restarted`: our hash, or the time or value of the kind's
+    knob)."""
     metadata = obj.get("metadata")
     spec = obj.get("spec")
     spec = spec if isinstance(spec, Mapping) else {}
-    return {
+    view: dict[str, Any] = {
         "metadata": {"generation": metadata.get("generation") if isinstance(metadata, Mapping) else None},
-        "spec": {k: spec[k] for k in ("replicas", "paused", "updateStrategy") if k in spec},
+        "spec": {k: spec[k] for k in ("replicas", "paused", "updateStrategy", "restartAt") if k in spec},
         "status": obj.get("status") if isinstance(obj.get("status"), Mapping) else {},
     }
+    rolling = resolve(obj, kind.annotations_pointer)
+    key = keys.config_hash if kind.hash_in_map else kind.knob_key
+    if isinstance(rolling, Mapping) and key is not None and isinstance(rolling.get(key), str):
+        view["restarted"] = rolling[key]
+    if kind.paused is not None and resolve(obj, kind.paused) is True:
+        view["paused"] = True
+    return view
+
+
+def evidence_value(obj: Mapping[str, Any], kind: Kind) -> str | None:
+    """The value of the kind's `status-change` evidence field, as text (None: no such evidence, or unset)."""
+    if kind.verified_by is not Evidence.STATUS_CHANGE or kind.evidence_field is None:
+        return None
+    found = resolve(obj, join_pointer(*parse_path(kind.evidence_field)))
+    return found if isinstance(found, str) else None
 
 
 def controlling_owner(metadata: Mapping[str, Any]) -> str | None:
@@ -257,6 +311,13 @@ def listed_view(
     wave, restart, malformed = restart_settings(annotations, keys)
     problems.extend(malformed)
     restart = restart or settings.restart
+    fallback = annotations.get(keys.on_ineffective)
+    if fallback is not None and fallback not in ON_INEFFECTIVE:
+        problems.append(
+            f"{keys.on_ineffective}: {str(fallback)[:40]!r} is not one of {', '.join(ON_INEFFECTIVE)}"
+        )
+        fallback = None
+    fallback_evict = (fallback or settings.on_ineffective) == OnIneffective.EVICT
     generation = metadata.get("generation")
     bookkeeping = read_bookkeeping(annotations, keys)
     window = annotations.get(keys.restart_window)
@@ -279,6 +340,7 @@ def listed_view(
         problems=tuple(problems),
         wave=wave,
         restart=restart,
+        fallback_evict=fallback_evict,
     )
     return listed, annotations
 
@@ -327,12 +389,19 @@ def read_target(
         listed = known
     keys = annotation_keys(settings.prefix)
     pod_spec = resolve(obj, kind.pod_spec_pointer) if kind.pod_spec_pointer else None
-    discovery = discover(annotations, pod_spec, settings, namespace=listed.namespace)
+    discovery = with_resource_references(
+        discover(annotations, pod_spec, settings, namespace=listed.namespace),
+        obj,
+        kind.spec_references,
+        kind.pod_specs,
+    )
     rolling = resolve(obj, kind.annotations_pointer)
-    template_hash = rolling.get(keys.config_hash) if isinstance(rolling, Mapping) else None
-    template_metadata = resolve(obj, kind.template + "/metadata") if kind.template else rolling
+    template_hash = (
+        rolling.get(keys.config_hash) if isinstance(rolling, Mapping) and kind.hash_in_map else None
+    )
+    parent = kind.template + "/metadata" if kind.template else kind.annotations_pointer.rsplit("/", 1)[0]
+    holder = kind.template if kind.template is not None else parent.rsplit("/", 1)[0]
     strategy = resolve(obj, kind.update_strategy) if kind.update_strategy else None
-    holder = kind.template if kind.template is not None else kind.annotations_pointer.rsplit("/", 1)[0]
     watched = listed.bookkeeping.rollout is not None and not listed.bookkeeping.rollout.finished
     metadata = obj.get("metadata")
     return Target(
@@ -341,7 +410,7 @@ def read_target(
         discovery=discovery,
         template_hash=template_hash if isinstance(template_hash, str) and template_hash else None,
         annotations_map_present=isinstance(rolling, Mapping),
-        template_metadata_present=isinstance(template_metadata, Mapping),
+        template_metadata_present=isinstance(resolve(obj, parent), Mapping),
         suspended=kind.suspend is not None and resolve(obj, kind.suspend) is True,
         paused=kind.paused is not None and resolve(obj, kind.paused) is True,
         on_delete=strategy == "OnDelete",
@@ -349,12 +418,15 @@ def read_target(
         template_present=isinstance(resolve(obj, holder), Mapping),
         metadata_annotations_present=isinstance(metadata, Mapping)
         and isinstance(metadata.get("annotations"), Mapping),
-        status_view=status_view(obj) if watched else None,
+        status_view=status_view(obj, kind, keys) if watched else None,
         lineage=lineage_of(obj, kind.revisions),
         workload_ref=WorkloadRef(ref, dict(annotations))
         if (ref := kind.referenced_deployment(obj))
         else None,
         max_unavailable=max_unavailable_of(obj, kind),
+        in_place=kind.in_place_for(obj),
+        pod_selector=kind.pod_selection.selector_of(obj, listed.name) if kind.pod_selection else None,
+        evidence_before=evidence_value(obj, kind),
     )
 
 
@@ -367,6 +439,9 @@ def max_unavailable_of(obj: Mapping[str, Any], kind: Kind) -> int | str | None:
 
 
 def target_inputs(discovery: Discovery, kind: Kind) -> str:
+    if kind.spec_references or kind.pod_specs:  # where its own spec names sources is an input too
+        named = repr((kind.spec_references, kind.pod_specs))
+        return inputs_digest(discovery.inputs, kind.pod_spec_pointer or "", kind.annotations_pointer, named)
     return inputs_digest(discovery.inputs, kind.pod_spec_pointer or "", kind.annotations_pointer)
 
 
@@ -409,7 +484,7 @@ def facts_after(target: Target, config_hash: str, *, rollout: bool) -> SpecFacts
     """The spec facts right after a write of ours to `target` that records `config_hash`."""
     optional = sorted(ref.label() for ref in target.discovery.references if ref.optional)
     return SpecFacts(
-        template_hash=rollout or target.template_hash == config_hash,
+        template_hash=(rollout and target.kind.hash_in_map) or target.template_hash == config_hash,
         annotations_map=rollout or target.annotations_map_present,
         template_metadata=rollout or target.template_metadata_present,
         paused=target.paused,

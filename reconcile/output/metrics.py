@@ -12,6 +12,9 @@ so a dashboard always shows the latest pass:
   (SIGTERM). A `pass budget` backlog that never drains is the alert (README, Operate: time budget);
 - `kube_rehash_rollouts_stalled` — rollouts kube-rehash started that the last pass found stalled (the
   report's `summary.stalled`); alert on `kube_rehash_rollouts_stalled > 0` (README, Operate);
+- `kube_rehash_restarts_not_effective` — restarts kube-rehash started that the last pass found not effective
+  by their deadline (the report's `summary.not-effective`: the pods did not restart, by the kind's own
+  evidence); alert on `kube_rehash_restarts_not_effective > 0` (deploy/monitoring/);
 - `kube_rehash_notifications_undelivered` — notifications (workloads in notify mode) the notify webhook
   did not take in the last pass; the next pass sends them again (README, Operate: alerts);
 - `kube_rehash_last_success_timestamp_seconds` — when a pass last completed successfully;
@@ -47,6 +50,7 @@ from reconcile.policy.decision import Deferral
 
 _TOTAL_KEY = "workloads"  # the report summary's total, not an action
 _STALLED_KEY = "stalled"  # the report summary's count of stalled rollouts, not an action
+_NOT_EFFECTIVE_KEY = "not-effective"  # the report summary's count of restarts not effective, not an action
 _MAX_MESSAGE = 200
 
 
@@ -86,13 +90,18 @@ def build_registry(
         "kube_rehash_workloads", "Workloads by action in the last pass.", ["action"], registry=registry
     )
     for action, count in sorted(summary.items()):
-        if action not in (_TOTAL_KEY, _STALLED_KEY):
+        if action not in (_TOTAL_KEY, _STALLED_KEY, _NOT_EFFECTIVE_KEY):
             workloads.labels(action=action).set(count)
     Gauge(
         "kube_rehash_rollouts_stalled",
         "Rollouts started by kube-rehash that the last pass found stalled.",
         registry=registry,
     ).set(summary.get(_STALLED_KEY, 0))
+    Gauge(
+        "kube_rehash_restarts_not_effective",
+        "Restarts started by kube-rehash that the last pass found not effective by their deadline.",
+        registry=registry,
+    ).set(summary.get(_NOT_EFFECTIVE_KEY, 0))
     Gauge(
         "kube_rehash_configs_fetched", "ConfigMaps and Secrets read in the last pass.", registry=registry
     ).set(configs_fetched)

@@ -21,8 +21,8 @@ from itertools import groupby
 from operator import attrgetter
 from typing import Any
 
-from reconcile.model.bookkeeping import STALLED
-from reconcile.model.kinds import KNOWN_KINDS
+from reconcile.model.bookkeeping import NOT_EFFECTIVE, STALLED
+from reconcile.model.presets import KNOWN_KINDS
 from reconcile.policy.decision import Action, Deferral
 from reconcile.policy.outcome import Outcome
 
@@ -52,7 +52,7 @@ def category(row: Outcome, *, dry_run: bool) -> tuple[str, str] | None:
     """(category, result) of a row worth telling a tenant, or None (in sync, adopted, rolled)."""
     if row.action == Action.FAILED.value:
         return "failed", "error"
-    if row.rollout_status == STALLED:
+    if row.rollout_status in (STALLED, NOT_EFFECTIVE):  # stuck, or its pods never restarted
         return "not effective", "fail"
     if row.action == Action.DEFERRED.value:
         return "deferred", "warn"

@@ -4,8 +4,8 @@ pass's result (policy/result.py): one row per outcome.
 Rows carry names of configs and hash values only, never content; the JSON shape is the contract's,
 plus an `api` block (requests, retries, bytes) and `interrupted` that the contract leaves open. A row
 carries `rollout_status` only when the pass read the status of an unfinished rollout of ours, and
-`summary.stalled` counts the stalled ones (an extra count: the action counts alone add up to
-`workloads`).
+`summary.stalled` counts the stalled ones and `summary.not-effective` the restarts that did not take effect
+(extra counts: the action counts alone add up to `workloads`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as quote_json  # json.dumps's own C quoting
 from typing import Any, TextIO
 
-from reconcile.model.bookkeeping import STALLED
+from reconcile.model.bookkeeping import NOT_EFFECTIVE, STALLED
 from reconcile.policy.decision import Action, Deferral
 from reconcile.policy.outcome import Outcome
 from reconcile.policy.outcomes import OutcomeClass, Outcomes
@@ -101,14 +101,17 @@ class Report:
     def summary(self) -> dict[str, int]:
         """Counts derived from the rows alone, so they always add up: `workloads` is the number of rows
         (a scope that could not be read or was not reached is one row, named `*`), and each row counts
-        once under its action; `stalled`, an extra count, is the rows whose rollout of ours stalled."""
+        once under its action; `stalled` and `not-effective`, extra counts, are the rows whose rollout of
+        ours stalled, and whose restart did not take effect by its deadline."""
         counts = {"workloads": len(self.rows)}
         counts.update(dict.fromkeys(ACTION_ORDER, 0))
-        stalled = 0
+        stalled = not_effective = 0
         for row_class, count in self.rows.classes.items():
             counts[row_class.action] += count
             stalled += count if row_class.stalled else 0
+            not_effective += count if row_class.not_effective else 0
         counts[STALLED] = stalled
+        counts[NOT_EFFECTIVE] = not_effective
         return counts
 
     @property
@@ -192,6 +195,8 @@ class Report:
         workloads = counts["workloads"] - sum(scopes.values())
         parts = [f"{counts[a] - scopes[a]} {a}" for a in ACTION_ORDER if counts[a] - scopes[a]]
         stalled = f" ({plural(counts[STALLED], 'rollout')} stalled)" if counts[STALLED] else ""
+        if counts[NOT_EFFECTIVE]:
+            stalled += f" ({plural(counts[NOT_EFFECTIVE], 'restart')} not effective)"
         mode = " (dry run: nothing written)" if self.dry_run else ""
         cut = " (interrupted: the next pass finishes the rest)" if self.interrupted else ""
         if self.budget_exhausted and not self.interrupted:

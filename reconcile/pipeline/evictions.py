@@ -15,11 +15,12 @@ from datetime import datetime
 from reconcile.errors import NotFound, PassCut, RehashError, TooManyRequests
 from reconcile.kube.client import KubeClient, PatchType
 from reconcile.model.annotations import Annotations
+from reconcile.model.bookkeeping import COMPLETE
 from reconcile.model.kinds import PODS
 from reconcile.model.times import format_time
 from reconcile.model.workload import Listed, Target
 from reconcile.policy.decision import Action, Decision, Deferral, bounded_join, defer
-from reconcile.policy.patches import add_op, build_patch, metadata_path
+from reconcile.policy.patches import add_op, build_patch, metadata_path, rollout_state_patch
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,22 @@ def carry_out(
     eviction = decision.eviction
     assert eviction is not None
     changed = ", ".join(decision.changed or decision.configs) or "config"
+    record = target.bookkeeping.rollout
+    if not eviction.pods and eviction.fallback and record is not None:
+        # The restart that did not take effect is done by eviction: its record is complete.
+        ops = rollout_state_patch(target.listed, record, COMPLETE, keys)
+        try:
+            client.patch(
+                target.kind.object_path(target.namespace, target.name),
+                ops,
+                patch_type=PatchType.JSON,
+                dry_run=dry_run,
+            )
+        except PassCut:
+            raise
+        except RehashError as exc:
+            return replace(decision, action=Action.FAILED, reason=f"recording the restart failed: {exc}")
+        return decision
     if not eviction.pods:
         assert decision.observed is not None
         recorded = replace(decision, action=Action.REFRESH)

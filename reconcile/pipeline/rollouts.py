@@ -3,11 +3,13 @@
 Rollout health is bookkeeping, not a rollout, so it comes after every batch's pending work (policy/
 priority.py). A workload whose rollout of ours is unfinished is watched: where its batch read it whole its
 status is already known; the others are read now, oldest rollout first, as the budget allows (one list per
-namespace and kind where that is cheaper). Then each record moves as `model.rollouts.record_move` says: a
-stalled rollout gets one RolloutStalled Event, sent only after a guarded metadata-only patch moved its
-record to `stalled` (so a later or overlapping pass never sends it again), and a complete one is recorded
-`complete` so its status is not read again. A rollout left unchecked keeps its recorded state, without a
-request.
+namespace and kind where that is cheaper), and, for a kind whose restarts its pods show (`Evidence.PODS`:
+custom kinds only), its pods by the kind's selector. Then each record moves as `model.rollouts.record_move`
+says: a stalled rollout gets one RolloutStalled Event and a restart not effective by its deadline one
+RestartNotEffective Event, each sent only after a guarded metadata-only patch moved its record (so a later
+or overlapping pass never sends it again, and never patches the workload again for that change), and a
+complete one is recorded `complete` so its status is not read again. A rollout left unchecked keeps its
+recorded state, without a request.
 """
 
 from __future__ import annotations
@@ -20,9 +22,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconcile.errors import Conflict, Invalid, PassCut, RehashError
-from reconcile.model.bookkeeping import STALLED
-from reconcile.model.rollouts import RolloutCheck, record_move, stall_message, watched
+from reconcile.model.bookkeeping import NOT_EFFECTIVE, STALLED
+from reconcile.model.knobs import Evidence
+from reconcile.model.pods import Pod
+from reconcile.model.rollouts import (
+    RolloutCheck,
+    check,
+    not_effective_message,
+    record_move,
+    stall_message,
+    watched,
+)
 from reconcile.model.workload import Listed, Target, status_view
+from reconcile.pipeline.pod_reads import selected_pods
 from reconcile.pipeline.views import Census, read_objects
 from reconcile.pipeline.write import Writer
 from reconcile.policy.decide import with_rollout
@@ -121,11 +133,34 @@ class RolloutChecks:
         if watch.planned.decision.rollout is not None:
             return watch.planned.decision.rollout
         if isinstance(got, Mapping) and same_uid(got, watch.listed):
-            checked = with_rollout(watch.listed, watch.planned.decision, status_view(got), self.rules)
+            view = status_view(got, watch.listed.kind, self.writer.keys)
+            if watch.listed.kind.verified_by is Evidence.PODS:
+                return self.with_pods(watch.listed, got, view)
+            checked = with_rollout(watch.listed, watch.planned.decision, view, self.rules)
             return checked.rollout
         if isinstance(got, RehashError):
             log.warning("reading the rollout status of %s failed: %s", watch.listed.ref, got)
         return None
+
+    def with_pods(
+        self, subject: Listed, obj: Mapping[str, Any], view: Mapping[str, Any]
+    ) -> RolloutCheck | None:
+        """The check of a kind whose restarts its pods show: its pods listed by its selector (one list)."""
+        selection = subject.kind.pod_selection
+        assert selection is not None
+        selector = selection.selector_of(obj, subject.name)
+        owner = subject.uid if selection.owned else None
+        try:
+            pods = selected_pods(self.writer.client, subject.namespace, selector, owner)
+        except PassCut:
+            log.info("the pass budget ran out before the pods of %s were listed", subject.ref)
+            return None
+        if isinstance(pods, str):
+            log.warning("listing the pods of %s failed: %s", subject.ref, pods)
+            return None
+        found: tuple[Pod, ...] = pods
+        rules = self.rules
+        return check(subject, view, now=rules.now, deadline=rules.policy.rollout_deadline, pods=found)
 
     def move_all(self, checked: Sequence[tuple[Watch, RolloutCheck]]) -> None:
         movable = [(w, f) for w, f in checked if w.written.action is not Action.FAILED]
@@ -144,7 +179,10 @@ class RolloutChecks:
             return
         subject = watch.listed
         written = restamped(watch.planned, watch.written)
-        ops = rollout_state_patch(subject, found.record, state, self.writer.keys, written=written)
+        cause = found.cause.value if state == NOT_EFFECTIVE and found.cause is not None else ""
+        ops = rollout_state_patch(
+            subject, found.record, state, self.writer.keys, written=written, cause=cause
+        )
         try:
             self.writer.send_patch(subject, ops)
         except PassCut:
@@ -165,6 +203,16 @@ class RolloutChecks:
                 message,
                 warning=True,
                 action="CheckRollout",
+                changed=found.record.changed,
+            )
+        elif state == NOT_EFFECTIVE:
+            message = f"kube-rehash: {not_effective_message(subject, found, self.writer.now)}"
+            self.writer.emit(
+                subject,
+                "RestartNotEffective",
+                message,
+                warning=True,
+                action="VerifyRestart",
                 changed=found.record.changed,
             )
 

@@ -25,7 +25,7 @@ from reconcile.policy.decide import (
     with_rollout,
 )
 from reconcile.policy.decision import Action, Decision
-from reconcile.policy.evict import plan_eviction, pods_wanted
+from reconcile.policy.evict import fallback_eviction, plan_eviction, pods_wanted
 from reconcile.policy.known import Known
 from reconcile.policy.planned import Planned
 from reconcile.policy.rules import Rules
@@ -86,6 +86,7 @@ def answer_target(target: Target, known: Known, rules: Rules) -> Answer:
     uid = target.uid
     origin = known.origins.get(uid)
     decision = decide_target(target, sources, rules, origin=origin)
+    decision = fallback_eviction(target, decision, rules.policy.restart_windows, rules.now)
     if uid not in known.origins:
         changes = change_times(target, decision, sources, rules)
         if changes is not None:

@@ -14,7 +14,6 @@ from dataclasses import replace
 from typing import Any
 
 from reconcile.model.bookkeeping import SourceRecord, bound_key_names, names_unkept
-from reconcile.model.choices import Restart
 from reconcile.model.csi import mount_records
 from reconcile.model.freshness import Change, Origin, fresh_reason, pods_newer
 from reconcile.model.hashing import WHOLE, selection_tag
@@ -227,7 +226,8 @@ def target_from_records(listed: Listed) -> Target | None:
     read)."""
     book = listed.bookkeeping
     facts = book.facts
-    if facts is None or book.records is None or not stamp_holds(listed) or listed.restart is Restart.EVICT:
+    evicts = listed.evicts or listed.fallback_due or listed.kind.in_place is not None
+    if facts is None or book.records is None or not stamp_holds(listed) or evicts:
         return None  # eviction needs the spec: its selector and maxUnavailable
     if any(r.kind not in KINDS for r in book.records) or names_unkept(book.records) is not None:
         return None

@@ -84,7 +84,7 @@ def generation_after(target: Listed, generation: int | None, *, rollout: bool) -
     whose generation follows its annotations (`Kind.annotations_bump_generation`) is bumped by any write."""
     if generation is None:
         return None
-    in_spec = rollout and not target.kind.annotations_pointer.startswith("/metadata/")
+    in_spec = rollout and target.kind.rollout_in_spec
     # Every write of ours changes the workload's annotations: a Deployment's generation moves with them.
     return generation + 1 if in_spec or target.kind.annotations_bump_generation else generation
 

@@ -7,7 +7,7 @@ report's rows from them, policy/outcomes.py is how a pass holds them.
 
 from __future__ import annotations
 
-from reconcile.model.bookkeeping import STALLED
+from reconcile.model.bookkeeping import NOT_EFFECTIVE, STALLED
 from reconcile.model.workload import Listed
 from reconcile.policy.decision import Action, Decision, Deferral
 from reconcile.values import value
@@ -24,7 +24,7 @@ class Outcome:
     hash: str | None = None
     previous: str | None = None
     rollout_status: str | None = None
-    """complete, progressing or stalled: our unfinished rollout's status read in this pass."""
+    """complete, progressing, stalled or not-effective: our unfinished rollout's status read in this pass."""
     deferral: Deferral | None = None
     """Why a `deferred` row was left to a later pass (the metric's label; not in the JSON)."""
 
@@ -76,3 +76,7 @@ class Outcome:
     @property
     def stalled(self) -> bool:
         return self.rollout_status == STALLED
+
+    @property
+    def not_effective(self) -> bool:
+        return self.rollout_status == NOT_EFFECTIVE

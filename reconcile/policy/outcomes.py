@@ -35,10 +35,13 @@ class OutcomeClass(NamedTuple):
     deferral: Deferral | None
     stalled: bool
     scope: bool
+    not_effective: bool = False
 
 
 def class_of(outcome: Outcome) -> OutcomeClass:
-    return OutcomeClass(outcome.action, outcome.deferral, outcome.stalled, outcome.is_scope)
+    return OutcomeClass(
+        outcome.action, outcome.deferral, outcome.stalled, outcome.is_scope, outcome.not_effective
+    )
 
 
 def sort_key(outcome: Outcome) -> tuple[str, str, str]:

@@ -7,7 +7,10 @@ overwritten: the server answers 422/409 and the pass re-reads and decides again.
 A rollout also sets `kubernetes.io/change-cause` (policy/audit.py, which builds the Events too), so
 `kubectl rollout history` names the sources whose change made the revision.
 
-A rollout of a kind whose status is watched (`Kind.health`) also records itself (annotation
+What a rollout writes is its kind's restart knob (`Kind.knob`): the hash into the rolling annotations map,
+a time or a one-shot value under a named annotation, a time into a field, or nothing (eviction).
+
+A rollout of a kind whose status is watched (`Kind.watched`) also records itself (annotation
 `rollout`) in the same patch; later passes move that record to `stalled` or `complete` with a
 metadata-only patch that tests the record it replaces, so two passes never report one stall twice.
 """
@@ -22,7 +25,8 @@ from typing import Any
 from reconcile.model.annotations import Annotations
 from reconcile.model.bookkeeping import RecordsDoc, RolloutRecord, format_records, format_rollout
 from reconcile.model.kinds import CRONJOB, JOBS
-from reconcile.model.pointer import join_pointer
+from reconcile.model.knobs import Knob
+from reconcile.model.pointer import join_pointer, split_pointer
 from reconcile.model.times import format_time
 from reconcile.model.workload import Listed, Target, facts_after, stamp_holds
 from reconcile.policy.audit import CHANGE_CAUSE, change_cause
@@ -78,13 +82,44 @@ def preconditions(target: Target, keys: Annotations, *, template: bool) -> JsonP
 
 
 def template_op(target: Target, key: str, value: str) -> dict[str, Any]:
-    """Set one annotation in the rolling annotations map, creating the map (or metadata) if absent."""
+    """Set one annotation in the rolling annotations map, creating the map (or its parent: the template's
+    metadata, or the object holding a bare map, e.g. a PostgresCluster's `spec.metadata`) if absent."""
     kind = target.kind
     if target.annotations_map_present:
         return add_op(kind.annotation_path(key), value)
-    if kind.template is not None and not target.template_metadata_present:
-        return add_op(kind.template + "/metadata", {"annotations": {key: value}})
+    if not target.template_metadata_present:
+        if kind.template is not None:
+            return add_op(kind.template + "/metadata", {"annotations": {key: value}})
+        parent = kind.annotations_pointer.rpartition("/")[0]
+        return add_op(parent, {split_pointer(kind.annotations_pointer)[-1]: {key: value}})
     return add_op(kind.annotations_pointer, {key: value})
+
+
+def writes_map(target: Target) -> bool:
+    """A rollout of it writes into the rolling annotations map (the hash, a time or a one-shot value)."""
+    if target.workload_ref is not None and target.kind.restart_at is not None:
+        return False
+    return target.kind.knob in (Knob.HASH, Knob.TIMESTAMP, Knob.ONE_SHOT)
+
+
+def restart_ops(target: Target, decision: Decision, keys: Annotations, now: datetime) -> JsonPatch:
+    """What a rollout writes to restart the pods: the time into `restart_at` for a workload running a
+    referenced template, else its kind's knob (the hash, a time, a one-shot value, or a field)."""
+    kind = target.kind
+    assert decision.config_hash is not None
+    if target.workload_ref is not None and kind.restart_at is not None:
+        return [add_op(kind.restart_at, format_time(now))]
+    if kind.knob is Knob.HASH:
+        return [template_op(target, keys.config_hash, decision.config_hash)]
+    if kind.knob is Knob.FIELD:
+        pointer = kind.knob_pointer()
+        assert pointer is not None
+        return [add_op(pointer, format_time(now))]
+    if kind.knob in (Knob.TIMESTAMP, Knob.ONE_SHOT):
+        assert kind.knob_key is not None
+        value = format_time(now) if kind.knob is Knob.TIMESTAMP else kind.knob_value
+        return [template_op(target, kind.knob_key, value)]
+    return []  # eviction: the pods are evicted, nothing of the workload changes but our bookkeeping
 
 
 def build_patch(
@@ -94,17 +129,14 @@ def build_patch(
     if decision.action not in WRITING_ACTIONS or decision.config_hash is None:
         raise ValueError(f"{decision.action} does not write")
     rollout = decision.action is Action.ROLLOUT
-    restart_at = target.kind.restart_at if target.workload_ref is not None else None
-    template = (rollout and restart_at is None) or target.template_hash is not None
+    restart = restart_ops(target, decision, keys, now) if rollout else []
+    template = (rollout and writes_map(target)) or target.template_hash is not None
     ops = preconditions(target, keys, template=template)
     if not target.metadata_annotations_present:  # created once, guarded by the resourceVersion read
         if not any(op["path"] == "/metadata/resourceVersion" for op in ops):
             ops.append(test_op("/metadata/resourceVersion", target.resource_version))
         ops.append(add_op(METADATA_ANNOTATIONS, {}))
-    if rollout and restart_at is not None:  # it runs another object's template (model/workload_ref.py)
-        ops.append(add_op(restart_at, format_time(now)))
-    elif rollout:
-        ops.append(template_op(target, keys.config_hash, decision.config_hash))
+    ops += restart
     ops.append(add_op(metadata_path(keys.config_hash), decision.config_hash))
     generation = generation_after(target.listed, stamp_generation(target, observed), rollout=rollout)
     records = format_records(
@@ -128,17 +160,19 @@ def build_patch(
     if rollout:
         ops.append(add_op(metadata_path(keys.last_rollout), format_time(now)))
         ops.append(add_op(metadata_path(CHANGE_CAUSE), change_cause(decision)))
-        if target.kind.health is not None:
+        if target.kind.watched:
             record = format_rollout(new_rollout(target, decision, now))
             ops.append(add_op(metadata_path(keys.rollout), record))
     return ops
 
 
 def new_rollout(target: Target, decision: Decision, now: datetime) -> RolloutRecord:
-    """The record of the rollout this decision starts: the generation after our patch, the time and the
-    changed sources' names (every source's on first sight)."""
+    """The record of the rollout this decision starts: the generation after our patch, the time, the
+    changed sources' names (every source's on first sight) and, for a kind whose restart shows in a status
+    field's move, that field's value now."""
     generation = generation_after(target.listed, target.generation, rollout=True)
-    return RolloutRecord(generation, now, decision.changed or decision.configs)
+    changed = decision.changed or decision.configs
+    return RolloutRecord(generation, now, changed, before=target.evidence_before)
 
 
 def rollout_state_patch(
@@ -148,16 +182,18 @@ def rollout_state_patch(
     keys: Annotations,
     *,
     written: tuple[Target, Observed] | None = None,
+    cause: str = "",
 ) -> JsonPatch:
     """Move our recorded rollout to `state` on metadata only, if the record is still the one we read
     (and the stored hash too): a test fails when another pass or a new rollout replaced it.
 
     `written`: the full view and the records this pass's own patch (an adopt or refresh of `target`) just
-    stamped with a generation; they are stamped again with the generation this second write leads to."""
+    stamped with a generation; they are stamped again with the generation this second write leads to.
+    `cause`: why a restart recorded `not-effective` did not take effect."""
     ops: JsonPatch = [test_op(metadata_path(keys.rollout), record.text)]
     if target.bookkeeping.config_hash is not None:
         ops.append(test_op(metadata_path(keys.config_hash), target.bookkeeping.config_hash))
-    moved = RolloutRecord(record.generation, record.at, record.changed, state)
+    moved = RolloutRecord(record.generation, record.at, record.changed, state, cause, record.before)
     ops.append(add_op(metadata_path(keys.rollout), format_rollout(moved)))
     book = target.bookkeeping
     restamped: RecordsDoc | None = None

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from reconcile.model.annotations import WindowSetting
 from reconcile.model.bookkeeping import Bookkeeping, SourceRecord
-from reconcile.model.choices import OnChange, Restart
+from reconcile.model.choices import OnChange
 from reconcile.model.times import format_time
 from reconcile.model.windows import ALWAYS_OPEN, RestartWindows, WindowError, format_deferral, parse_windows
 from reconcile.model.workload import Listed, Target, stamp_holds
@@ -80,7 +80,8 @@ def settle_listed(target: Listed) -> Decision | None:
     pass, whatever was recorded before: bad input fails closed), a malformed restart window."""
     if target.discovery.ignored:
         return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
-    if target.owner is not None and target.restart is not Restart.EVICT:  # eviction leaves the template alone
+    # Eviction leaves the template alone; some operators honour the knob on what they own (Strimzi).
+    if target.owner is not None and not (target.evicts or target.kind.owner_honours_knob):
         return Decision(
             Action.SKIPPED,
             f"owned by {target.owner}, whose controller would revert the patch; "
@@ -176,6 +177,9 @@ def _decide(
     stored = target.template_hash or book.config_hash
     if target.template_hash is not None and target.template_hash == book.superseded and book.config_hash:
         stored = book.config_hash  # the template's pods started after that change (freshness)
+    reverted = reverted_template(target, current)
+    if reverted:
+        stored = book.config_hash  # rolled for this content already: never patched again in a loop
     if notified and book.config_hash:
         stored = (
             book.config_hash
@@ -214,6 +218,12 @@ def _decide(
                 f"{what}; min-interval holds it until {until}",
             )
         return replace(base, action=Action.ROLLOUT, reason=join(what, note_for(target)), changed=changed)
+    if reverted:
+        return replace(
+            base,
+            reason=f"content unchanged; the pod template holds {target.template_hash}, not the hash of our "
+            "last rollout (reverted by its owner?): not rolled again for the same change",
+        )
     if (
         book.config_hash != current
         or book.records != observed.records
@@ -235,6 +245,21 @@ def _decide(
             base, reason="content unchanged (pod template annotation absent, e.g. after a re-apply)"
         )
     return replace(base, reason="content unchanged")
+
+
+def reverted_template(target: Target, current: str) -> bool:
+    """Whether the pod template holds another hash than the one our last rollout wrote for the current
+    content (neither it nor a superseded one): its owner put an older template back. Rolling again would
+    be reverted again, in a loop; whether that restart took effect is the rollout check's question."""
+    book = target.bookkeeping
+    template = target.template_hash
+    return (
+        template is not None
+        and book.config_hash == current
+        and template not in (book.config_hash, book.superseded)
+        and book.rollout is not None
+        and book.last_rollout is not None
+    )
 
 
 def decide_key_change(base: Decision, book: Bookkeeping, fingerprints: tuple[str, str]) -> Decision | None:

@@ -66,6 +66,8 @@ def triage_one(workload: Listed, key_fingerprint: str) -> Decision | Need:
     early = settle_listed(workload)
     if early is not None:
         return early
+    if workload.fallback_due:  # its restart by eviction needs its spec: its selector and maxUnavailable
+        return Need.SPEC
     return Need.METADATA if records_trusted(workload, key_fingerprint) else Need.SPEC
 
 

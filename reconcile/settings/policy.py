@@ -12,7 +12,7 @@ from datetime import timedelta
 from functools import cached_property
 from typing import ClassVar
 
-from reconcile.model.choices import FirstSight, OnChange, Restart
+from reconcile.model.choices import FirstSight, OnChange, OnIneffective, Restart
 from reconcile.model.references import COMPAT_NAMES
 from reconcile.model.windows import RestartWindows, parse_windows
 from reconcile.settings import values as v
@@ -47,6 +47,17 @@ class PolicySettings(SettingsGroup):
         details="`evict` never patches the template and honours PodDisruptionBudgets; it needs `list` on "
         "pods and `create` on `pods/eviction` (chart value `evict`, cronjob/components/evict).",
     )
+    on_ineffective: OnIneffective = setting(
+        OnIneffective.REPORT,
+        "A restart that has not taken effect by the rollout deadline, of a workload without the "
+        "kube-rehash.io/on-ineffective annotation: report (rollout_status not-effective, one "
+        "RestartNotEffective Event) or evict (also restart its pods that started before it by eviction).",
+        v.choice_of(OnIneffective),
+        ("onIneffective",),
+        details="Never patched again for the same change. `evict` honours PodDisruptionBudgets and needs "
+        "what `restart: evict` needs (`list` on pods, `create` on `pods/eviction`). See [Restarts that are "
+        "verified](#restarts-that-are-verified).",
+    )
     evict_per_pass: int = setting(
         1,
         "Pods evicted per workload per pass (restart: evict) when the workload's maxUnavailable is not an "
@@ -74,12 +85,13 @@ class PolicySettings(SettingsGroup):
     )
     rollout_deadline: timedelta = setting(
         timedelta(minutes=10),
-        "How long a StatefulSet or DaemonSet rollout may take before it is reported stalled (e.g. 10m, "
-        "1h30m).",
+        "How long a StatefulSet or DaemonSet rollout may take before it is reported stalled, and any "
+        "restart before it is reported not effective without its kind's evidence (e.g. 10m, 1h30m).",
         v.DURATION,
         ("rolloutDeadline",),
         file_default="10m",
-        details="Deployments and Argo Rollouts use their own progress deadline.",
+        details="Deployments and Argo Rollouts use their own progress deadline to stall. See [Restarts "
+        "that are verified](#restarts-that-are-verified).",
     )
     fail_on_stalled: bool = setting(
         False,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from reconcile.model.kinds import BUILTIN_KINDS, PRESET_KINDS, Kind
+from reconcile.model.kinds import BUILTIN_KINDS, Kind
+from reconcile.model.presets import PRESET_KINDS
 from reconcile.settings import values as v
 from reconcile.settings.rows import SCOPE, Flag, Group, SettingsGroup, setting
 from reconcile.settings.values import Shard

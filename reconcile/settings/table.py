@@ -62,7 +62,10 @@ class Settings:
     def discovery(self) -> DiscoverySettings:
         """The annotation vocabulary the pass reads workloads and sources with."""
         return DiscoverySettings(
-            prefix=self.scope.prefix, compat=frozenset(self.policy.compat), restart=self.policy.restart
+            prefix=self.scope.prefix,
+            compat=frozenset(self.policy.compat),
+            restart=self.policy.restart,
+            on_ineffective=self.policy.on_ineffective,
         )
 
 
@@ -90,7 +93,8 @@ FILE_ONLY: tuple[Setting, ...] = (
         (),
         {
             "doc": "Further kinds: {kind, group, version, resource, namespaced, podTemplate | annotations, "
-            "suspend, paused}; added to the enabled built-in kinds.",
+            "suspend, paused, health, references, podSpecs, restart, pods, verify}; added to the enabled "
+            "built-in kinds.",
             "value": v.CUSTOM_KINDS,
             "key": ("customKinds",),
             "flag": None,

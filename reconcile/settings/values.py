@@ -18,7 +18,9 @@ from enum import StrEnum
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from reconcile.model.kinds import KNOWN_KINDS, Kind
+from reconcile.model.kinds import Health, Kind
+from reconcile.model.knobs import Evidence, Knob
+from reconcile.model.presets import KNOWN_KINDS
 from reconcile.model.references import COMPAT_NAMES
 from reconcile.model.selectors import parse_selector
 from reconcile.model.times import parse_duration
@@ -403,6 +405,26 @@ SHARD = Value(_shard)
 DEFS: dict[str, Any] = {
     "namespace": {"type": "string", "minLength": 1, "maxLength": 63, "pattern": _DNS_LABEL.pattern},
     "pointer": {"description": "An RFC 6901 JSON pointer.", "type": "string", "pattern": "^(/[^/]*)+$"},
+    "fieldPath": {
+        "description": "A field path: a JSON pointer, or dotted (spec.items[*].name); `*` is every item.",
+        "type": "string",
+        "minLength": 1,
+    },
+    "specReference": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "secret": {"$ref": "#/$defs/fieldPath"},
+            "configMap": {"$ref": "#/$defs/fieldPath"},
+            "key": {"type": "string", "pattern": _SECRET_KEY.pattern},
+            "keyField": {"type": "string", "minLength": 1},
+            "optional": {"type": "boolean"},
+        },
+        "oneOf": [
+            {"required": ["secret"], "not": {"required": ["configMap"]}},
+            {"required": ["configMap"], "not": {"required": ["secret"]}},
+        ],
+    },
     "customKind": {
         "type": "object",
         "additionalProperties": False,
@@ -417,6 +439,39 @@ DEFS: dict[str, Any] = {
             "annotations": {"$ref": "#/$defs/pointer"},
             "suspend": {"$ref": "#/$defs/pointer"},
             "paused": {"$ref": "#/$defs/pointer"},
+            "health": {"enum": [h.value for h in Health]},
+            "podSpecs": {"type": "array", "items": {"$ref": "#/$defs/fieldPath"}},
+            "references": {"type": "array", "items": {"$ref": "#/$defs/specReference"}},
+            "restart": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["mode"],
+                "properties": {
+                    "mode": {"enum": [k.value for k in Knob]},
+                    "key": {"type": "string", "minLength": 1},
+                    "value": {"type": "string", "minLength": 1},
+                    "field": {"$ref": "#/$defs/fieldPath"},
+                    "ownerHonoursIt": {"type": "boolean"},
+                },
+            },
+            "pods": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "selector": {"$ref": "#/$defs/fieldPath"},
+                    "labels": {"type": "string", "minLength": 1},
+                    "owned": {"type": "boolean"},
+                },
+            },
+            "verify": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["evidence"],
+                "properties": {
+                    "evidence": {"enum": [e.value for e in Evidence]},
+                    "field": {"$ref": "#/$defs/fieldPath"},
+                },
+            },
         },
         "oneOf": [
             {"required": ["podTemplate"], "not": {"required": ["annotations"]}},
@@ -424,7 +479,8 @@ DEFS: dict[str, Any] = {
         ],
     },
 }
-"""The schema's shared definitions: a namespace name, a JSON pointer, a custom kind."""
+"""The schema's shared definitions: a namespace name, a JSON pointer, a field path, a custom kind and a
+reference in its spec."""
 CUSTOM_KINDS = Value(
     lambda value, from_text: value, {"type": "array", "items": {"$ref": "#/$defs/customKind"}}
 )

@@ -13,6 +13,7 @@ writes `spec.restartAt` (model/workload_ref.py); these tests prove the pods real
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -237,3 +238,50 @@ def test_the_controller_honours_no_template_of_a_workload_ref_rollouts_own(kube:
         60,
     )
     wait_healthy(kube, "api-rollout")
+
+
+def test_a_paused_rollout_is_not_effective_by_its_deadline_then_complete_once_the_controller_rolls_it(
+    kube: Kube,
+) -> None:
+    """Verified restarts with the real controller: a Rollout paused (`spec.paused`) takes our template
+    patch and replaces no pod, so by the rollout deadline the restart is not effective (held), with one
+    RestartNotEffective Event and no second patch; resumed, the controller rolls it, and the next pass
+    records it complete."""
+    config = kube.tmp / "config.yaml"
+    config.write_text("rolloutDeadline: 2s\n")
+    kube.apply(
+        configmap("web-config", {"mode": "blue"}), rollout("web", pod_spec(configmaps=("web-config",)))
+    )
+    wait_healthy(kube, "web")
+    assert kube.rehash("--config", str(config)).actions() == {"Rollout/web": "adopt"}
+    kube.cp.api(
+        "PATCH",
+        f"{ROLLOUTS.format(ns=kube.ns)}/web",
+        {"spec": {"paused": True}},
+        content_type="application/merge-patch+json",
+    )
+    old = {p["metadata"]["uid"] for p in pods(kube, "web")}
+    kube.apply(configmap("web-config", {"mode": "green"}))
+    assert kube.rehash("--config", str(config)).actions() == {"Rollout/web": "rollout"}
+    time.sleep(2.5)  # past the rollout deadline
+    mark = kube.cp.audit_mark()
+    held = kube.rehash("--config", str(config)).row("Rollout", "web")
+    assert (held["action"], held["rollout_status"]) == ("in-sync", "not-effective"), held
+    events = kube.get("/api/v1/namespaces/{ns}/events?fieldSelector=reason%3DRestartNotEffective")["items"]
+    assert [e["involvedObject"]["name"] for e in events] == ["web"]
+    assert "it is paused" in events[0]["message"]
+    assert {p["metadata"]["uid"] for p in pods(kube, "web")} == old  # the controller replaced no pod
+    again = kube.rehash("--config", str(config)).row("Rollout", "web")
+    assert again["rollout_status"] == "not-effective"
+    assert workload_writes(kube, mark) == [("patch", "rollouts", "web")]  # its record, once; no new patch
+
+    kube.cp.api(
+        "PATCH",
+        f"{ROLLOUTS.format(ns=kube.ns)}/web",
+        {"spec": {"paused": False}},
+        content_type="application/merge-patch+json",
+    )
+    wait_healthy(kube, "web")
+    assert not {p["metadata"]["uid"] for p in pods(kube, "web")} & old
+    done = kube.rehash("--config", str(config)).row("Rollout", "web")
+    assert done["rollout_status"] == "complete", done

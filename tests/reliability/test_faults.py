@@ -94,7 +94,7 @@ def test_retry_after_is_honoured_before_the_next_attempt(sim: Cluster) -> None:
     assert report.api["retries"] == {"429": 1} and actions(report) == {"Deployment/shop/w0": "adopt"}
 
 
-def test_an_expired_continue_token_mid_list_falls_back_to_one_full_list_and_visits_each_workload_once(
+def test_an_expired_continue_token_mid_list_restarts_it_paged_and_visits_each_workload_once(
     sim: Cluster,
 ) -> None:
     names = [f"w{i}" for i in range(7)]
