@@ -157,6 +157,10 @@ def build_patch(
         ops.append(add_op(metadata_path(keys.superseded), template_hash))
     elif rollout and target.bookkeeping.superseded is not None:
         ops.append({"op": "remove", "path": metadata_path(keys.superseded)})
+    if decision.action is Action.NOTIFY and target.bookkeeping.rollout is not None:
+        # The recorded hash is now one no rollout of ours wrote: a template that keeps the older rollout's
+        # hash is not a reverted one, and the workload rolls once it leaves notify mode.
+        ops.append({"op": "remove", "path": metadata_path(keys.rollout)})
     if rollout:
         ops.append(add_op(metadata_path(keys.last_rollout), format_time(now)))
         ops.append(add_op(metadata_path(CHANGE_CAUSE), change_cause(decision)))
