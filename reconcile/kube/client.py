@@ -209,7 +209,12 @@ class KubeClient:
             weight = expected[0] or (memory.page_bytes if memory is not None else 0)
             return self._read_ahead.send(lambda: self._respond(request), weight, reach)
 
-        return ListPager(fetch, limits, send_ahead if read_ahead else None)
+        return ListPager(
+            fetch,
+            limits,
+            send_ahead if read_ahead else None,
+            on_restart=lambda: self.stats.record_retry("410"),
+        )
 
     def list_at(
         self, path: str, *, resource_version: str, label_selector: str | None = None

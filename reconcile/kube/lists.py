@@ -50,8 +50,16 @@ class ListPager(Iterator[dict[str, Any]]):
     request made for nothing.
     """
 
-    def __init__(self, fetch: Fetch, limits: PageLimits, send_ahead: SendAhead | None = None) -> None:
+    def __init__(
+        self,
+        fetch: Fetch,
+        limits: PageLimits,
+        send_ahead: SendAhead | None = None,
+        on_restart: Callable[[], None] | None = None,
+    ) -> None:
         self._fetch = fetch
+        self._on_restart = on_restart
+        """Told of each restart: a restart is counted with the report's retries, as a 410."""
         self.limits = limits
         self._send_ahead = send_ahead
         self._pending: Future[Arrived[dict[str, Any]]] | None = None
@@ -107,6 +115,8 @@ class ListPager(Iterator[dict[str, Any]]):
                 self._best, self._reached = self._reached, 0
                 self._token = None
                 self.restarted = True
+                if self._on_restart is not None:
+                    self._on_restart()
                 log.info("list continue token expired; reading the list again from its first page")
 
     def close(self) -> None:
