@@ -78,10 +78,10 @@ MATRIX: dict[str, tuple[list[str], list[str]]] = {
         ["namespaced", *MINIMAL_PARTS, "components/evict"],
         [*IMAGE, *NAMESPACED, *MINIMAL_VALUES, "--set", "evict=true"],
     ),
-    "cluster+openreports": (["cluster", "components/openreports"], ["--set", "openreports=true"]),
+    "cluster+openreports": (["cluster", "components/openreports"], [*IMAGE, "--set", "openreports=true"]),
     "namespaced+openreports": (
         ["namespaced", "components/openreports"],
-        ["--set", "scope.namespaces={team-a,team-b}", "--set", "openreports=true"],
+        [*IMAGE, *NAMESPACED, "--set", "openreports=true"],
     ),
 }
 # Further values lint and the servers' validation cover (no overlay renders them).

@@ -635,9 +635,13 @@ ANNOTATION_CASES = [
         {
             "opted_in": True,
             "via": ("configmap.reloader.stakater.com/reload", "secret.reloader.stakater.com/reload"),
-            "references": [ref("configmap", "a"), ref("configmap", "b"), ref("secret", "c")],
+            "references": [
+                ref("configmap", "a", optional=True),
+                ref("configmap", "b", optional=True),
+                ref("secret", "c", optional=True),
+            ],
         },
-        id="reloader-reload-lists-exactly-those-without-pod-spec",
+        id="reloader-reload-lists-exactly-those-without-pod-spec-none-of-them-required",
     ),
     pytest.param(
         {"configmap.reloader.stakater.com/reload": "app-.*"},
@@ -673,19 +677,31 @@ ANNOTATION_CASES = [
             "match_annotations": frozenset({"reloader.stakater.com/match"}),
             "search_kinds": BOTH,
             "references": [],
+            "searched": tuple(SPEC_REFS),
         },
-        id="reloader-search-matches-without-pod-spec",
+        id="reloader-search-follows-only-the-sources-the-pod-spec-references",
     ),
     pytest.param(
         {"reloader.stakater.com/search": "true", "kube-rehash.io/search": "true"},
         ALL_COMPAT,
         None,
         None,
-        {"match_annotations": frozenset({"reloader.stakater.com/match", "kube-rehash.io/match"})},
-        id="reloader-and-own-search-match-either-annotation",
+        {
+            "match_annotations": frozenset({"reloader.stakater.com/match", "kube-rehash.io/match"}),
+            "searched": None,
+        },
+        id="reloader-and-own-search-match-either-annotation-namespace-wide",
     ),
     pytest.param(
         {"reloader.stakater.com/search": "true"}, OWN, SPEC, None, NOT_OPTED, id="reloader-search-off"
+    ),
+    pytest.param(
+        {"reloader.stakater.com/search": "true", "reloader.stakater.com/reload": "x"},
+        ALL_COMPAT,
+        SPEC,
+        None,
+        {"references": [], "searched": tuple(SPEC_REFS)},
+        id="reloader-search-beside-a-misspelt-list-still-follows-the-pod-spec",
     ),
     pytest.param(
         {"reloader.stakater.com/auto": 1},

@@ -151,6 +151,10 @@ class Discovery:
     selector); every matching source of the namespace is a dependency (the whole object)."""
     provider_classes: tuple[str, ...] = ()
     """SecretProviderClasses mounted through `csi` volumes of the Secrets Store CSI driver (model/csi.py)."""
+    searched: tuple[Reference, ...] | None = None
+    """Reloader's search mode (`reloader.stakater.com/search` without the tool's own): only these, the
+    sources the pod spec references, count, each while its source carries a match annotation; None: every
+    matching source of the namespace counts (the tool's own `search`)."""
     selector_errors: tuple[str, ...] = ()
     """Invalid selector annotations, each naming the annotation: the workload fails."""
     inputs: str = ""
@@ -397,17 +401,21 @@ def read_flag(annotations: dict[str, Any], key: str, out: _Collector) -> bool:
 
 
 def add_listed(annotations: dict[str, Any], key: str, kind: SourceKind, out: _Collector) -> bool:
-    """Add the required references an explicit list names; True when the list has any item (opt-in).
+    """Add the references an explicit list names; True when the list has any item (opt-in).
 
-    Reloader accepts regular expressions in its reload lists; they are not supported here, and reported
-    (the workload is then skipped) rather than adopted tracking nothing."""
+    The tool's own lists name required sources (a missing one skips the workload: its pods could not
+    start). Reloader's name sources that trigger it: as in Reloader, one that does not exist yet leaves
+    the others working, hashed as absent until it appears (the pod spec still makes a source it reads
+    required). Reloader accepts regular expressions in its reload lists; they are not supported here, and
+    reported (the workload is then skipped) rather than adopted tracking nothing."""
     value = read_string(annotations, key, out)
     items = split_list(value) if value is not None else []
+    reloader = key in RELOADER_RELOAD_LISTS
     for item in items:
-        if key in RELOADER_RELOAD_LISTS and not is_valid_name(item) and _REGEX.search(item):
+        if reloader and not is_valid_name(item) and _REGEX.search(item):
             out.problems.append(f"{key}: {quote_text(item)}: regex patterns are not supported; list names")
             continue
-        out.add_named(kind, item, None, False, key)
+        out.add_named(kind, item, None, reloader, key)
     return bool(items)
 
 
@@ -503,12 +511,14 @@ def discover(
         return read_flag(ann, key, out)
 
     flags, lists, own_lists = opt_in_rules(settings)
+    namespace_search = False
     for key, kinds, match_key in flags:
         if flag(key):
             via.append(key)
             scan_kinds |= kinds
             if match_key is not None:
                 match.add(match_key)
+                namespace_search = namespace_search or bool(kinds)
     for index, (key, kind) in enumerate(lists):
         if add_listed(ann, key, kind, out):
             via.append(key)
@@ -524,6 +534,7 @@ def discover(
         add_wave_extras(ann, WAVE_EXTRA_SECRETS, "secret", namespace, out)
     ignored = flag(f"{prefix}/ignore")
     scan_pod_spec(pod_spec, frozenset(scan_kinds), out)
+    searched = None if namespace_search or not match else referenced_sources(pod_spec, out)
     return Discovery(
         opted_in=bool(via),
         ignored=ignored,
@@ -534,6 +545,7 @@ def discover(
         via=shared(tuple(sorted(intern(key) for key in via))),
         selectors=tuple(sorted(selectors)),
         selector_errors=tuple(selector_errors),
+        searched=searched,
         provider_classes=tuple(sorted(out.provider_classes)),
         inputs=intern(out.inputs_digest()),
         malformed_opt_in=malformed_opt_in,
@@ -609,6 +621,15 @@ def reads_template_annotations(settings: DiscoverySettings) -> bool:
 def ignore_annotations(settings: DiscoverySettings) -> tuple[str, ...]:
     """The annotation keys by which a ConfigMap/Secret asks never to trigger rollouts."""
     return (f"{settings.prefix}/ignore", *([RELOADER_IGNORE] if "reloader" in settings.compat else []))
+
+
+def referenced_sources(pod_spec: Any, out: _Collector) -> tuple[Reference, ...]:
+    """Every ConfigMap/Secret the pod spec references, for Reloader's search mode; the spec's problems join
+    `out`'s, once each."""
+    search = _Collector()
+    scan_pod_spec(pod_spec, KINDS, search)
+    out.problems += [problem for problem in search.problems if problem not in out.problems]
+    return search.references()
 
 
 def source_ignored(annotations: Any, settings: DiscoverySettings) -> bool:

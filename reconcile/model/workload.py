@@ -335,7 +335,7 @@ def listed_view(
         owner=controlling_owner(metadata),
         restart_window=WindowSetting(keys.restart_window, str(window)) if window is not None else None,
         min_interval=min_interval,
-        run_on_change=run_on_change == "true",
+        run_on_change=run_on_change == "true" or (run_on_change is None and reloader_opted_in(discovery)),
         on_change=OnChange(on_change) if on_change is not None else None,
         problems=tuple(problems),
         wave=wave,
@@ -469,6 +469,12 @@ def records_trusted(target: Listed, key_fingerprint: str) -> bool:
         and not target.discovery.provider_classes
         and not any(r.kind == MOUNT_KIND for r in book.records)
     )
+
+
+def reloader_opted_in(discovery: Discovery) -> bool:
+    """Opted in by a Reloader annotation (its compat rule on): as under Reloader, a CronJob's change then
+    also starts one Job, unless the tool's own `run-on-change: "false"` says otherwise."""
+    return any(peer_of(key) == "reloader" for key in discovery.via)
 
 
 def stamp_holds(target: Listed) -> bool:

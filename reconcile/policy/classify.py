@@ -34,14 +34,24 @@ def key_of(ref: Reference) -> SourceKey:
 
 
 def references_of(target: Target, sources: NamespaceSources) -> list[Reference]:
-    """Declared references plus, in search mode, every matching source of the namespace, and every
-    source its label selectors select (whole objects, only while they exist)."""
+    """Declared references plus, in search mode, every matching source of the namespace (under Reloader's
+    search, every matching source the pod spec references), and every source its label selectors select
+    (only while they exist)."""
     refs = list(target.discovery.references)
     named = {(r.kind, r.name) for r in refs}
-    if target.discovery.match_annotations:
-        for kind in sorted(target.discovery.search_kinds):
+    discovery = target.discovery
+    if discovery.match_annotations and discovery.searched is not None:
+        for ref in discovery.searched:
+            meta = sources.found.get(key_of(ref))
+            if (ref.kind, ref.name) in named or meta is None:
+                continue
+            if source_matches(meta.annotations(), discovery):
+                refs.append(Reference(ref.kind, ref.name, ref.keys, True))
+                named.add((ref.kind, ref.name))
+    elif discovery.match_annotations:
+        for kind in sorted(discovery.search_kinds):
             for meta in sources.of_kind(kind):
-                if (kind, meta.name) not in named and source_matches(meta.annotations(), target.discovery):
+                if (kind, meta.name) not in named and source_matches(meta.annotations(), discovery):
                     refs.append(Reference(kind, meta.name, None, True))
                     named.add((kind, meta.name))
     for kind, selector in target.discovery.selectors:
