@@ -714,3 +714,33 @@ def test_reports_otlp_endpoint_and_cluster_name_come_from_the_file_and_the_envir
 def test_a_reports_value_outside_its_choices_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="reports"):
         load_settings(config_file=None, env={"KUBE_REHASH_REPORTS": "policyreports"}, flags={})
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "flags", "seconds"),
+    [
+        ("timeout: 30s\n", None, None, 30.0),
+        ("timeout: 90\n", None, None, 90.0),
+        (None, {"KUBE_REHASH_TIMEOUT": "4m"}, None, 240.0),
+        (None, None, {"timeout": "1m30s"}, 90.0),
+        (None, None, {"timeout": "45"}, 45.0),
+    ],
+)
+def test_the_pass_timeout_takes_seconds_or_a_duration_as_every_other_duration_does(
+    tmp_path: Path,
+    text: str | None,
+    env: dict[str, str] | None,
+    flags: dict[str, object] | None,
+    seconds: float,
+) -> None:
+    assert _load(tmp_path, text, env, flags).limits.timeout == seconds
+
+
+def test_a_pass_timeout_that_is_neither_names_the_field(tmp_path: Path) -> None:
+    assert _error(tmp_path, "timeout: soon\n").endswith(
+        "config.yaml: timeout: 'soon' is not a duration like 10m, 1h30m or 45s"
+    )
+
+
+def test_a_duration_in_days_is_24_hours_each(tmp_path: Path) -> None:
+    assert _load(tmp_path, "rolloutDeadline: 1d12h\n").policy.rollout_deadline == timedelta(hours=36)

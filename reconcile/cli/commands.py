@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
@@ -31,6 +31,7 @@ from reconcile.errors import (
     EXIT_USAGE,
     ConfigError,
     NoContact,
+    NotFound,
     RehashError,
 )
 from reconcile.model.choices import DryRun, Format
@@ -51,13 +52,17 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{command}: error: {message} (see --help)\n")
 
 
-def _add_setting_flags(p: argparse.ArgumentParser, commands: Commands) -> None:
-    """The settings table's flags (reconcile/settings/) that these commands take, in --help order."""
+def _add_setting_flags(
+    p: argparse.ArgumentParser, commands: Commands, helps: Mapping[str, str] | None = None
+) -> None:
+    """The settings table's flags (reconcile/settings/) that these commands take, in --help order; `helps`:
+    a command's own words for a setting's flag."""
     for row in FLAGS:
         flag = row.flag
         if flag is None or flag.commands != commands:
             continue
-        options: dict[str, Any] = {"dest": row.name, "default": argparse.SUPPRESS, "help": flag.help}
+        text = (helps or {}).get(row.name, flag.help)
+        options: dict[str, Any] = {"dest": row.name, "default": argparse.SUPPRESS, "help": text}
         if row.choices is not None and flag.action is None:
             options["choices"] = row.choices
         extra = {"metavar": flag.metavar, "type": flag.type, "action": flag.action, "nargs": flag.nargs}
@@ -67,7 +72,7 @@ def _add_setting_flags(p: argparse.ArgumentParser, commands: Commands) -> None:
         p.add_argument(*flag.names, **options)
 
 
-def add_common(p: argparse.ArgumentParser) -> None:
+def add_common(p: argparse.ArgumentParser, helps: Mapping[str, str] | None = None) -> None:
     """`--config` (the file itself, not a setting) and the settings' flags of run, plan and explain."""
     p.add_argument(
         "--config",
@@ -75,7 +80,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
         default=argparse.SUPPRESS,
         help=f"YAML configuration file (env {CONFIG_ENV})",
     )
-    _add_setting_flags(p, "common")
+    _add_setting_flags(p, "common", helps)
 
 
 def add_pass_flags(p: argparse.ArgumentParser) -> None:
@@ -102,8 +107,9 @@ def build_parser(prog: str = "kube-rehash") -> argparse.ArgumentParser:
     add_pass_flags(plan)
     plan.add_argument("--detailed-exitcode", action="store_true", help="exit 3 when rollouts are pending")
     explain = sub.add_parser("explain", help="references, sources, hashes and the decision for one workload")
-    add_common(explain)
-    explain.add_argument("target", metavar="KIND/NAME", help="e.g. deployment/web")
+    add_common(explain, {"namespaces": "the workload's namespace (default: default)"})
+    explain.add_argument("target", metavar="KIND/NAME", help="e.g. deployment/web (or: deployment web)")
+    explain.add_argument("name", nargs="?", metavar="NAME", help=argparse.SUPPRESS)
     demo = sub.add_parser("demo", help="walk through a few passes on the embedded API simulator")
     demo.add_argument("--quiet", action="store_true", help="only the narration, no reports")
     simulate = sub.add_parser(
@@ -324,6 +330,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from reconcile.model.kinds import find_kind
 
     kind_name, _, name = args.target.partition("/")
+    if args.name is not None and not name:
+        name = args.name  # kubectl's other spelling: `explain deployment web`
+    elif args.name is not None:
+        raise ConfigError(f"explain: give one workload: {args.target} or {kind_name}/{args.name}")
     if not name:
         raise ConfigError(f"explain: {args.target!r} is not KIND/NAME (e.g. deployment/web)")
     settings = load(args, dry_run=DryRun.CLIENT)
@@ -339,6 +349,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
         explanation = explain_workload(
             settings, client, kind, namespaces[0], name, hash_key=read_hash_key(settings, client)
         )
+    except NotFound as exc:
+        if exc.path != kind.object_path(namespaces[0], name):
+            raise
+        raise RehashError(
+            f"explain: {kind.kind} {namespaces[0]}/{name} not found (another namespace: -n NS)"
+        ) from None
     finally:
         client.close()
     if settings.output.output is Format.JSON:

@@ -323,8 +323,9 @@ BUILTIN_KINDS: tuple[Kind, ...] = (DEPLOYMENT, STATEFULSET, DAEMONSET, CRONJOB, 
 
 
 def find_kind(name: str, kinds: tuple[Kind, ...] = BUILTIN_KINDS) -> Kind:
-    """Look a kind up by Kind name, plural or singular, case-insensitively (`deploy` works too)."""
-    wanted = name.lower()
+    """Look a kind up as kubectl does: by Kind name, plural, singular or short name, case-insensitively,
+    optionally qualified by its API group (`deploy`, `deployments.apps`, `Deployment.apps`)."""
+    wanted, _, group = name.lower().partition(".")
     aliases = {
         "deploy": "deployments",
         "sts": "statefulsets",
@@ -334,6 +335,8 @@ def find_kind(name: str, kinds: tuple[Kind, ...] = BUILTIN_KINDS) -> Kind:
     }
     wanted = aliases.get(wanted, wanted)
     for kind in kinds:
+        if group and group != kind.group.lower():
+            continue
         if wanted in (kind.kind.lower(), kind.plural, kind.plural.rstrip("s")):
             return kind
     known = ", ".join(k.kind for k in kinds)

@@ -8,17 +8,17 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
 
 
 def parse_duration(text: str) -> timedelta:
-    """Go-style durations as in `10m`, `1h30m`, `45s`, `1.5h`."""
+    """Go-style durations as in `10m`, `1h30m`, `45s`, `1.5h`, and days (`1d`: 24 hours), which Go lacks."""
     cleaned = text.strip().lower()
     if not cleaned or _DURATION.sub("", cleaned):
         raise ValueError(f"{text!r} is not a duration like 10m, 1h30m or 45s")
     seconds = 0.0
     for number, unit in _DURATION.findall(cleaned):
-        seconds += float(number) * {"h": 3600, "m": 60, "s": 1}[unit]
+        seconds += float(number) * {"d": 86400, "h": 3600, "m": 60, "s": 1}[unit]
     return timedelta(seconds=seconds)
 
 

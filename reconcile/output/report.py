@@ -198,6 +198,8 @@ class Report:
         if counts[NOT_EFFECTIVE]:
             stalled += f" ({plural(counts[NOT_EFFECTIVE], 'restart')} not effective)"
         mode = " (dry run: nothing written)" if self.dry_run else ""
+        if self.result.server_dry_run:
+            mode = " (server dry run: writes checked by the server with dryRun=All, none persisted)"
         cut = " (interrupted: the next pass finishes the rest)" if self.interrupted else ""
         if self.budget_exhausted and not self.interrupted:
             cut = f" (time budget spent: {self.budget_deferred} deferred to the next pass)"

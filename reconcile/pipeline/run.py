@@ -165,6 +165,7 @@ class PassRun:
         return PassResult(
             outcomes,
             dry_run=self.dry_run is not DryRun.NONE,
+            server_dry_run=self.dry_run is DryRun.SERVER,
             budget_exhausted=self.budget.exhausted,
             interrupted=self.budget.stop.is_set(),
             foreign_annotations=dict(sorted(walk.listing.foreign.items())),

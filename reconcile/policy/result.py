@@ -19,6 +19,8 @@ class PassResult:
     outcomes: Outcomes = field(default_factory=Outcomes)
     """One per opted-in workload in scope, and one per scope that failed or was not reached (name `*`)."""
     dry_run: bool = False
+    server_dry_run: bool = False
+    """The dry run sent its writes with `dryRun=All`: the server checked them and persisted none."""
     duration: float = 0.0
     contents_fetched: int = 0
     """ConfigMaps and Secrets whose content was downloaded and hashed."""

@@ -19,11 +19,16 @@ class LimitSettings(SettingsGroup):
 
     timeout: float = setting(
         240.0,
-        "Budget of the whole pass in seconds (keep it below the Job's activeDeadlineSeconds).",
-        v.number(exclusive_minimum=0),
+        "Budget of the whole pass in seconds, or a duration such as `4m` (keep it below the Job's "
+        "activeDeadlineSeconds).",
+        v.PASS_SECONDS,
         ("timeout",),
         flag=Flag(
-            ("--timeout",), "time budget of the whole pass", "common", 7, metavar="SECONDS", type=float
+            ("--timeout",),
+            "time budget of the whole pass (seconds, or e.g. 4m)",
+            "common",
+            7,
+            metavar="SECONDS",
         ),
         details="Listing, reading and writing; the pass ends within `timeout` + 5 s. "
         "See [Time budget](#time-budget).",
@@ -31,7 +36,7 @@ class LimitSettings(SettingsGroup):
     request_timeout: float = setting(
         10.0,
         "Timeout of one API request in seconds.",
-        v.number(exclusive_minimum=0),
+        v.PASS_SECONDS,
         ("requestTimeout",),
     )
     qps: float = setting(

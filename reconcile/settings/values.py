@@ -36,7 +36,7 @@ _DNS_SUBDOMAIN = re.compile(rf"^{_SUBDOMAIN}$")
 _SECRET_REF = rf"^{_LABEL}/{_SUBDOMAIN}$"
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _URL = r"^https?://[^/\s]+(/\S*)?$"
-_DURATION = r"^\s*([0-9]+(\.[0-9]+)?[hmsHMS])+\s*$"
+_DURATION = r"^\s*([0-9]+(\.[0-9]+)?[dhmsDHMS])+\s*$"
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 Parser = Callable[[object, bool], object]
@@ -238,15 +238,33 @@ def _check_secret_key(key: str) -> str | None:
     return None
 
 
-def _seconds(value: object, from_text: bool) -> object:
-    """A timeout: seconds (a number) or a duration such as `10s`, at most 5 minutes."""
-    if isinstance(value, str) and not value.strip().replace(".", "", 1).isdigit():
-        seconds = cast(timedelta, _duration(value, from_text)).total_seconds()
-    else:
-        seconds = cast(float, _number(float, exclusive_minimum=0)(value, from_text))
-    if seconds > 300:
-        raise ValueError(f"{_describe(value)} is more than 5 minutes")
-    return seconds
+def _seconds(most: float | None) -> Callable[[object, bool], object]:
+    """A time in seconds: a number, or a duration such as `30s` or `4m` (as every other duration setting
+    takes them); at most `most` seconds."""
+
+    def parse(value: object, from_text: bool) -> object:
+        if isinstance(value, str) and not _is_number(value):
+            seconds = cast(timedelta, _duration(value, from_text)).total_seconds()
+        else:
+            number = float(value) if isinstance(value, str) else value  # a flag's text: `--timeout 45`
+            seconds = cast(float, _number(float, exclusive_minimum=0)(number, from_text))
+        if most is not None and seconds > most:
+            raise ValueError(f"{_describe(value)} is more than {_spoken(most)}")
+        return seconds
+
+    return parse
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _spoken(seconds: float) -> str:
+    return f"{seconds / 60:g} minutes" if seconds >= 60 else f"{seconds:g} seconds"
 
 
 _QUANTITY = re.compile(r"^\s*([0-9]+)\s*(Ki|Mi|Gi|K|M|G)?\s*$")
@@ -386,7 +404,10 @@ COMPAT = names(_check_compat, {"enum": list(COMPAT_NAMES)}, unique_set=True)
 WINDOWS = Value(_windows, {"type": "string"})
 SELECTOR = Value(_selector, {"type": "string"})
 DURATION = Value(_duration, {"type": "string", "pattern": _DURATION}, _check_duration)
-SECONDS = Value(_seconds, {"type": ["number", "string"]})
+SECONDS = Value(_seconds(300.0), {"type": ["number", "string"]})
+"""A timeout of one call, at most 5 minutes."""
+PASS_SECONDS = Value(_seconds(None), {"type": ["number", "string"]})
+"""A pass's or a request's time: seconds, or a duration."""
 BYTES = Value(
     _bytes,
     {"type": ["integer", "string", "null"], "pattern": r"^\s*[0-9]+\s*(Ki|Mi|Gi|K|M|G)?\s*$"},

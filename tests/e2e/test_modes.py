@@ -44,6 +44,9 @@ def test_server_dry_run_sends_every_write_with_dry_run_all_and_stores_nothing(cl
     assert {w.method for w in writes} == {"PATCH", "POST"}  # the patch and its Event
     assert stored(cluster.get("deployments", "shop", "web")) == stored(before)
     assert cluster.events() == []
+    text = cluster.cli("run", "--dry-run=server").stdout.splitlines()[-1]
+    assert "server dry run: writes checked by the server with dryRun=All, none persisted" in text
+    assert "nothing written" not in text
 
 
 def test_plan_detailed_exitcode_is_3_with_pending_rollouts_and_0_without(cluster: Backend) -> None:
@@ -135,6 +138,25 @@ def test_explain_shows_references_keys_states_hashes_and_the_decision(cluster: B
 def test_explain_of_an_unknown_kind_is_a_usage_error(cluster: Backend) -> None:
     result = cluster.cli("explain", "pod/x", "-n", "shop")
     assert result.code == 2 and "unknown kind" in result.stderr
+    wrong_group = cluster.cli("explain", "deployments.batch/web", "-n", "shop")
+    assert wrong_group.code == 2 and "unknown kind 'deployments.batch'" in wrong_group.stderr
+
+
+def test_explain_takes_the_workload_as_kubectl_spells_it(cluster: Backend) -> None:
+    changed_cluster(cluster)
+    spellings = [("deployment/web",), ("deployments.apps/web",), ("Deployment.apps/web",), ("deploy", "web")]
+    for spelling in spellings:
+        result = cluster.cli("explain", *spelling, "-n", "shop")
+        assert result.code == 0 and result.stdout.startswith("Deployment shop/web"), (spelling, result.stderr)
+
+
+def test_explain_of_a_workload_that_is_not_there_says_so_in_one_line(cluster: Backend) -> None:
+    cluster.add(configmap("app", {"a": "1"}))
+    result = cluster.cli("explain", "deployment/nope", "-n", "shop")
+    assert result.code == 1
+    assert result.stderr.strip().splitlines() == [
+        "kube-rehash: explain: Deployment shop/nope not found (another namespace: -n NS)"
+    ]
 
 
 def test_text_report_is_an_aligned_table_with_a_summary_line(cluster: Backend) -> None:
