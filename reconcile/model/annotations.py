@@ -35,6 +35,10 @@ class Annotations:
         return f"{self.prefix}/min-interval"
 
     @cached_property
+    def settle(self) -> str:
+        return f"{self.prefix}/settle"
+
+    @cached_property
     def run_on_change(self) -> str:
         return f"{self.prefix}/run-on-change"
 

@@ -70,6 +70,8 @@ class Listed:
     owner: str | None = None
     restart_window: WindowSetting | None = None
     min_interval: timedelta | None = None
+    settle: timedelta | None = None
+    """The `settle` annotation (`0s`: roll at once); None: the config's `settle`."""
     run_on_change: bool = False
     on_change: OnChange | None = None
     """The workload's `on-change` annotation (`rollout` or `notify`); None: the config's `onChange`."""
@@ -205,6 +207,10 @@ class Target:
         return self.listed.min_interval
 
     @property
+    def settle(self) -> timedelta | None:
+        return self.listed.settle
+
+    @property
     def run_on_change(self) -> bool:
         return self.listed.run_on_change
 
@@ -300,6 +306,12 @@ def listed_view(
             min_interval = parse_duration(str(annotations[keys.min_interval]))
         except ValueError as exc:
             problems.append(f"{keys.min_interval}: {exc}")
+    settle = None
+    if keys.settle in annotations:
+        try:
+            settle = parse_duration(str(annotations[keys.settle]))
+        except ValueError as exc:
+            problems.append(f"{keys.settle}: {exc}")
     on_change = annotations.get(keys.on_change)
     if on_change is not None and on_change not in ON_CHANGE:
         problems.append(f"{keys.on_change}: {on_change!r} is not one of {', '.join(ON_CHANGE)}")
@@ -335,6 +347,7 @@ def listed_view(
         owner=controlling_owner(metadata),
         restart_window=WindowSetting(keys.restart_window, str(window)) if window is not None else None,
         min_interval=min_interval,
+        settle=settle,
         run_on_change=run_on_change == "true" or (run_on_change is None and reloader_opted_in(discovery)),
         on_change=OnChange(on_change) if on_change is not None else None,
         problems=tuple(problems),

@@ -24,6 +24,7 @@ from reconcile.model.workload import Listed, Target, stamp_holds
 from reconcile.policy.classify import absent_record, classify, key_names, key_of
 from reconcile.policy.decision import Action, Decision, Deferral, defer_for_budget, observed_from
 from reconcile.policy.rules import Rules
+from reconcile.policy.settle import hold_unsettled
 from reconcile.policy.table import decide, decide_early, notifies
 
 
@@ -132,6 +133,8 @@ def decide_target(
             decision = replace(
                 decision, action=Action.REFRESH, reason=fresh_reason(decision.changed), deferral=None
             )
+    settle = target.settle if target.settle is not None else rules.policy.settle
+    decision = hold_unsettled(decision, sources, settle, rules.now)
     if target.problems:
         decision = replace(decision, reason=f"{decision.reason} (note: {'; '.join(target.problems)})")
     return decision

@@ -42,6 +42,7 @@ class Deferral(StrEnum):
     MAX_ROLLOUTS = "max-rollouts"
     MIN_INTERVAL = "min-interval"
     WINDOW = "window"
+    SETTLE = "settle"
     WAVE = "wave"
     DISRUPTION_BUDGET = "disruption budget"
     STOPPED = "stopped"

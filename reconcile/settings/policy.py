@@ -93,6 +93,16 @@ class PolicySettings(SettingsGroup):
         details="Deployments and Argo Rollouts use their own progress deadline to stall. See [Restarts "
         "that are verified](#restarts-that-are-verified).",
     )
+    settle: timedelta | None = setting(
+        None,
+        "Roll a changed workload only once each of its changed sources has been quiet this long (e.g. 2m): "
+        "one restart for a rotation written in steps; null: roll at once. Per workload: the `settle` "
+        "annotation.",
+        v.OPTIONAL_DURATION,
+        ("settle",),
+        details="Stateless: a source's last content change is read from its own managedFields, so it holds "
+        "across any restart of anything. See [Settle window](#settle-window).",
+    )
     fail_on_stalled: bool = setting(
         False,
         "Exit 1 when a rollout kube-rehash started is stalled.",

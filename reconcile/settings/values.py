@@ -147,6 +147,13 @@ def _duration(value: object, from_text: bool) -> object:
     return duration
 
 
+def _optional_duration(value: object, from_text: bool) -> object:
+    """A positive duration, or null: not set."""
+    if value is None or (from_text and isinstance(value, str) and value.strip().lower() in ("null", "none")):
+        return None
+    return _duration(value, from_text)
+
+
 def _check_duration(text: str) -> str | None:
     try:
         _duration(text, True)
@@ -404,6 +411,7 @@ COMPAT = names(_check_compat, {"enum": list(COMPAT_NAMES)}, unique_set=True)
 WINDOWS = Value(_windows, {"type": "string"})
 SELECTOR = Value(_selector, {"type": "string"})
 DURATION = Value(_duration, {"type": "string", "pattern": _DURATION}, _check_duration)
+OPTIONAL_DURATION = Value(_optional_duration, {"type": ["string", "null"], "pattern": _DURATION})
 SECONDS = Value(_seconds(300.0), {"type": ["number", "string"]})
 """A timeout of one call, at most 5 minutes."""
 PASS_SECONDS = Value(_seconds(None), {"type": ["number", "string"]})

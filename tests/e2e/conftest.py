@@ -22,6 +22,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sim_only(reason): the test runs on the simulator only (needs its faults, log or clock)"
     )
+    config.addinivalue_line(
+        "markers",
+        "content_times: the simulator times each source's last content change in managedFields, as "
+        "kube-apiserver does",
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -52,7 +57,8 @@ def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         finally:
             real.close()
         return
-    with Simulator().start() as sim:
+    content_times = request.node.get_closest_marker("content_times") is not None
+    with Simulator(content_times=content_times).start() as sim:
         yield Cluster(sim, tmp_path)
 
 
