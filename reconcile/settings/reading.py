@@ -34,7 +34,7 @@ class ReadingSettings(SettingsGroup):
         "its pages show that 1000 of its objects fit in 1 MiB, and in 512 KiB without their managedFields.",
         v.integer(minimum=1, maximum=5000, nullable=True),
         ("pageSize",),
-        details="See [Pages that grow](performance.md#pages-that-grow-issue-33).",
+        details="See [Pages that grow](performance.md#pages-that-grow).",
     )
     stream_above: int = setting(
         1000,
