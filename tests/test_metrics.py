@@ -115,6 +115,7 @@ def test_a_successful_pass_pushes_every_metric_with_its_value(gateway: str) -> N
         (("reason", "max-rollouts"),): 1,
         (("reason", "min-interval"),): 0,
         (("reason", "window"),): 0,
+        (("reason", "settle"),): 0,
         (("reason", "wave"),): 0,
         (("reason", "disruption budget"),): 0,
         (("reason", "stopped"),): 0,
