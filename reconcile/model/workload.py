@@ -300,18 +300,8 @@ def listed_view(
     namespace = intern(str(metadata.get("namespace") or ""))
     discovery = discover_listed(annotations, settings, namespace=namespace)
     problems = list(discovery.problems)
-    min_interval = None
-    if keys.min_interval in annotations:
-        try:
-            min_interval = parse_duration(str(annotations[keys.min_interval]))
-        except ValueError as exc:
-            problems.append(f"{keys.min_interval}: {exc}")
-    settle = None
-    if keys.settle in annotations:
-        try:
-            settle = parse_duration(str(annotations[keys.settle]))
-        except ValueError as exc:
-            problems.append(f"{keys.settle}: {exc}")
+    min_interval = duration_annotation(annotations, keys.min_interval, problems)
+    settle = duration_annotation(annotations, keys.settle, problems)
     on_change = annotations.get(keys.on_change)
     if on_change is not None and on_change not in ON_CHANGE:
         problems.append(f"{keys.on_change}: {on_change!r} is not one of {', '.join(ON_CHANGE)}")
@@ -482,6 +472,17 @@ def records_trusted(target: Listed, key_fingerprint: str) -> bool:
         and not target.discovery.provider_classes
         and not any(r.kind == MOUNT_KIND for r in book.records)
     )
+
+
+def duration_annotation(annotations: Mapping[str, Any], key: str, problems: list[str]) -> timedelta | None:
+    """A duration annotation's value (None when absent); a malformed one is a problem naming the key."""
+    if key not in annotations:
+        return None
+    try:
+        return parse_duration(str(annotations[key]))
+    except ValueError as exc:
+        problems.append(f"{key}: {exc}")
+        return None
 
 
 def reloader_opted_in(discovery: Discovery) -> bool:
