@@ -21,7 +21,7 @@ from reconcile.model.references import KINDS, source_ignored
 from reconcile.model.rollouts import check
 from reconcile.model.sources import NamespaceSources, SourceKey
 from reconcile.model.workload import Listed, Target, stamp_holds
-from reconcile.policy.classify import absent_record, classify, key_names, key_of
+from reconcile.policy.classify import Classified, absent_record, classify, key_names, key_of
 from reconcile.policy.decision import Action, Decision, Deferral, defer_for_budget, observed_from
 from reconcile.policy.rules import Rules
 from reconcile.policy.settle import hold_unsettled
@@ -84,31 +84,10 @@ def decide_target(
     if classified.malformed:
         problems = "; ".join(classified.malformed)
         return Decision(Action.SKIPPED, f"malformed annotation: {problems}; nothing written")
-    records = list(classified.records)
-    missing = list(classified.missing)
-    for ref, _meta in classified.needs:
-        key = key_of(ref)
-        hashed = sources.tokens.get((key, ref.keys))
-        if hashed is not None:
-            records.append(
-                SourceRecord(
-                    ref.kind,
-                    ref.name,
-                    hashed.uid,
-                    hashed.resource_version,
-                    selection_tag(ref.keys),
-                    hashed.token,
-                    key_names(ref.keys),
-                )
-            )
-        elif sources.is_absent(key):  # deleted between its metadata and its content
-            records.append(absent_record(ref)) if ref.optional else missing.append(ref.label())
-        elif key in sources.broken:
-            return Decision(Action.FAILED, f"reading sources failed: {sources.broken[key]}")
-        else:
-            return defer_for_budget(
-                "the content of its changed sources was not read before the budget ran out"
-            )
+    hashed = hashed_records(classified, sources)
+    if isinstance(hashed, Decision):
+        return hashed
+    records, missing = hashed
     if target.discovery.provider_classes and sources.mounts is not None:
         mounted = mount_records(
             target.kind.kind, target.name, target.discovery.provider_classes, sources.mounts, rules.hash_key
@@ -138,6 +117,39 @@ def decide_target(
     if target.problems:
         decision = replace(decision, reason=f"{decision.reason} (note: {'; '.join(target.problems)})")
     return decision
+
+
+def hashed_records(
+    classified: Classified, sources: NamespaceSources
+) -> tuple[list[SourceRecord], list[str]] | Decision:
+    """(every record, the missing required sources) once the content the classification needs was hashed;
+    the decision instead when a read failed or the budget cut it."""
+    records = list(classified.records)
+    missing = list(classified.missing)
+    for ref, _meta in classified.needs:
+        key = key_of(ref)
+        hashed = sources.tokens.get((key, ref.keys))
+        if hashed is not None:
+            selection = selection_tag(ref.keys)
+            record = SourceRecord(
+                ref.kind,
+                ref.name,
+                hashed.uid,
+                hashed.resource_version,
+                selection,
+                hashed.token,
+                key_names(ref.keys),
+            )
+            records.append(record)
+        elif sources.is_absent(key):  # deleted between its metadata and its content
+            records.append(absent_record(ref)) if ref.optional else missing.append(ref.label())
+        elif key in sources.broken:
+            return Decision(Action.FAILED, f"reading sources failed: {sources.broken[key]}")
+        else:
+            return defer_for_budget(
+                "the content of its changed sources was not read before the budget ran out"
+            )
+    return records, missing
 
 
 ROLLING = (Deferral.WINDOW, Deferral.MIN_INTERVAL)
