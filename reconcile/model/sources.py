@@ -137,6 +137,11 @@ class NamespaceSources:
     tokens: dict[tuple[SourceKey, Selection], Hashed] = field(default_factory=dict)
     cut: bool = False
 
+    def hashed_by_label(self) -> dict[str, Hashed]:
+        """The hashed version of each source by its label (`secret/db`): its identity and change time are
+        the same for every key selection hashed of it."""
+        return {key.label: hashed for (key, _keys), hashed in self.tokens.items()}
+
     def of_kind(self, kind: str) -> Iterable[SourceMeta]:
         return (m for k, m in sorted(self.found.items()) if k.kind == kind)
 

@@ -22,6 +22,17 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def format_duration(span: timedelta) -> str:
+    """A duration exactly as `parse_duration` reads it back, as people write one: `2m`, `90s` as `1m30s`,
+    `1d12h`."""
+    seconds = int(span.total_seconds())
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = zip((days, hours, minutes, secs), "dhms", strict=True)
+    return "".join(f"{count}{unit}" for count, unit in parts if count) or "0s"
+
+
 def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 

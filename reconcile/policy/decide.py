@@ -177,8 +177,8 @@ def change_times(
     if book.key_fingerprint != observed.key_fingerprint:
         return None
     by_label = {
-        key.label: Change(hashed.changed_at, hashed.resource_version)
-        for (key, _keys), hashed in sources.tokens.items()
+        label: Change(hashed.changed_at, hashed.resource_version)
+        for label, hashed in sources.hashed_by_label().items()
     }
     times = {label: by_label.get(label) for label in decision.changed}
     known = {label: c for label, c in times.items() if c is not None and c.at is not None}

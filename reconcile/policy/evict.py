@@ -137,10 +137,10 @@ def plan_eviction(
 
 def last_change(labels: Sequence[str], sources: NamespaceSources) -> datetime | str:
     """When the last of these sources' content changed, or the label of one whose time is unknown."""
-    times = {key.label: hashed.changed_at for (key, _keys), hashed in sources.tokens.items()}
+    hashed = sources.hashed_by_label()
     newest: datetime | None = None
     for label in labels:
-        at = times.get(label)
+        at = hashed[label].changed_at if label in hashed else None
         if at is None:
             return label
         newest = at if newest is None else max(newest, at)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from reconcile.model.rollouts import format_age
 from reconcile.model.sources import NamespaceSources
-from reconcile.model.times import format_time
+from reconcile.model.times import format_duration, format_time
 from reconcile.policy.decision import Action, Decision, Deferral, defer
 
 HELD = (Action.ROLLOUT, Action.NOTIFY)
@@ -25,11 +26,11 @@ HELD = (Action.ROLLOUT, Action.NOTIFY)
 
 def last_changes(decision: Decision, sources: NamespaceSources) -> dict[str, datetime]:
     """When each of the decision's changed sources last changed, where that is known."""
-    changed = set(decision.changed)
+    hashed = sources.hashed_by_label()
     return {
-        key.label: hashed.changed_at
-        for (key, _keys), hashed in sources.tokens.items()
-        if key.label in changed and hashed.changed_at is not None
+        label: at
+        for label in decision.changed
+        if label in hashed and (at := hashed[label].changed_at) is not None
     }
 
 
@@ -47,19 +48,9 @@ def hold_unsettled(
     if now >= quiet_at:
         return decision
     newest = sorted(label for label, at in times.items() if at == latest)[0]
-    ago = max(0, int((now - latest).total_seconds()))
     return defer(
         decision,
         Deferral.SETTLE,
-        f"{decision.reason}; settling: {newest} changed {ago}s ago, rolls once its changed sources have "
-        f"been quiet for {format_span(settle)} (from {format_time(quiet_at)})",
+        f"{decision.reason}; settling: {newest} changed {format_age(now - latest)} ago, rolls once its "
+        f"changed sources have been quiet for {format_duration(settle)} (from {format_time(quiet_at)})",
     )
-
-
-def format_span(span: timedelta) -> str:
-    """A window as people write it: `2m`, `90s`, `1h30m`."""
-    seconds = int(span.total_seconds())
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "") + (f"{secs}s" if secs else "")
-    return text or "0s"
