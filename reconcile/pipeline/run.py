@@ -94,10 +94,16 @@ class Batches:
     watches: list[Watch] = field(default_factory=list)
     event_failures: dict[str, str] = field(default_factory=dict)
     """namespace -> an Event the server refused there."""
+    unreadable: dict[tuple[str, str, str], Outcome] = field(default_factory=dict)
+    """The sources that could not be read, one row each however many workloads use them."""
 
     def add(self, written: Sequence[Written], *, dry_run: bool) -> None:
         for item in written:
             self.outcomes.append(outcome_of(item.planned, item.decision, dry_run=dry_run))
+            source = item.decision.unreadable
+            if source is not None:
+                key = (source.kind, source.namespace, source.name)
+                self.unreadable.setdefault(key, Outcome.unreadable_source(source))
             watch = watch_of(item.planned, item.decision, dry_run=dry_run)
             if watch is not None:
                 self.watches.append(watch)
@@ -156,6 +162,7 @@ class PassRun:
             later[uid] = (listed or self.watched(done, uid), delivered, status)
         outcomes = assemble(done.outcomes, later)
         outcomes.extend(walk.scope_outcomes())
+        outcomes.extend(done.unreadable.values())
         outcomes.extend(failures)
         outcomes.extend(
             Outcome.scope_failure("Event", namespace, f"recording Events failed: {error}")

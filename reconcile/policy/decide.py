@@ -22,14 +22,23 @@ from reconcile.model.rollouts import check
 from reconcile.model.sources import NamespaceSources, SourceKey
 from reconcile.model.workload import Listed, Target, stamp_holds
 from reconcile.policy.classify import Classified, absent_record, classify, key_names, key_of
-from reconcile.policy.decision import Action, Decision, Deferral, defer_for_budget, observed_from
+from reconcile.policy.decision import (
+    Action,
+    Decision,
+    Deferral,
+    Unreadable,
+    defer_for_budget,
+    observed_from,
+    skip_for_unreadable,
+)
 from reconcile.policy.rules import Rules
 from reconcile.policy.settle import hold_unsettled
 from reconcile.policy.table import decide, decide_early, notifies
 
 
-def unknown_inputs(target: Target, sources: NamespaceSources) -> tuple[str | None, bool]:
-    """(the first unreadable source's error, whether some source was not reached) for one full view."""
+def unknown_inputs(target: Target, sources: NamespaceSources) -> tuple[str | Unreadable | None, bool]:
+    """(the first unreadable input's error, or the source read by name that failed; whether some source
+    was not reached) for one full view."""
     kinds = {ref.kind for ref in target.discovery.references}
     if target.discovery.match_annotations:
         kinds |= set(target.discovery.search_kinds)
@@ -55,11 +64,17 @@ def unknown_inputs(target: Target, sources: NamespaceSources) -> tuple[str | Non
         key = key_of(ref)
         if key in sources.found or sources.is_absent(key):
             continue
+        if key in sources.broken:
+            return unreadable(sources, key), False
         failure = sources.failure(key)
         if failure is not None:
             return str(failure), False
         return None, True
     return None, False
+
+
+def unreadable(sources: NamespaceSources, key: SourceKey) -> Unreadable:
+    return Unreadable(key.kind, sources.namespace, key.name, str(sources.broken[key]))
 
 
 def decide_target(
@@ -76,6 +91,8 @@ def decide_target(
     if target.discovery.selector_errors:
         return Decision(Action.FAILED, "; ".join(target.discovery.selector_errors))
     error, unreached = unknown_inputs(target, sources)
+    if isinstance(error, Unreadable):
+        return skip_for_unreadable(error)
     if error is not None:
         return Decision(Action.FAILED, f"reading ConfigMaps/Secrets of {target.namespace} failed: {error}")
     if unreached:
@@ -144,7 +161,7 @@ def hashed_records(
         elif sources.is_absent(key):  # deleted between its metadata and its content
             records.append(absent_record(ref)) if ref.optional else missing.append(ref.label())
         elif key in sources.broken:
-            return Decision(Action.FAILED, f"reading sources failed: {sources.broken[key]}")
+            return skip_for_unreadable(unreadable(sources, key))
         else:
             return defer_for_budget(
                 "the content of its changed sources was not read before the budget ran out"

@@ -91,6 +91,29 @@ def generation_after(target: Listed, generation: int | None, *, rollout: bool) -
 
 
 @value
+class Unreadable:
+    """A source that could not be read by name (the server's error, a permission, content that does not
+    decode): the pass reports it in a `failed` row of its own, once, and skips the workloads using it."""
+
+    kind: str
+    """`configmap` or `secret`."""
+    namespace: str
+    name: str
+    error: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+
+def skip_for_unreadable(source: Unreadable) -> Decision:
+    """A workload one of whose sources cannot be read: nothing is known of its content, so nothing is
+    written; the source's own row fails the pass."""
+    reason = f"{source.label} cannot be read ({source.error}); nothing written"
+    return Decision(Action.SKIPPED, reason, configs=(source.label,), unreadable=source)
+
+
+@value
 class Decision:
     action: Action
     reason: str
@@ -105,6 +128,8 @@ class Decision:
     """Why it is `deferred` (set exactly when the action is DEFERRED)."""
     eviction: Eviction | None = None
     """Restart by eviction (`policy.evict`): the pods to evict, or none left (record the hash)."""
+    unreadable: Unreadable | None = None
+    """The source whose read failed (the decision is `skipped`)."""
 
 
 def bounded_join(items: Sequence[str], limit: int = 10) -> str:

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from reconcile.model.bookkeeping import NOT_EFFECTIVE, STALLED
 from reconcile.model.workload import Listed
-from reconcile.policy.decision import Action, Decision, Deferral
+from reconcile.policy.decision import Action, Decision, Deferral, Unreadable
 from reconcile.values import value
+
+
+SOURCE_KINDS = {"configmap": "ConfigMap", "secret": "Secret"}
+"""The kind a source's own row names, as its API does."""
 
 
 @value(slots=True)
@@ -51,6 +55,18 @@ class Outcome:
     def scope_failure(cls, kind: str, namespace: str, reason: str) -> Outcome:
         """A whole scope (a kind in a namespace, or everywhere) that could not be read: name `*`."""
         return cls(kind=kind, namespace=namespace, name="*", action=Action.FAILED.value, reason=reason)
+
+    @classmethod
+    def unreadable_source(cls, source: Unreadable) -> Outcome:
+        """A ConfigMap or Secret that could not be read: its own row, once per pass, which fails the pass
+        (the workloads using it are `skipped`)."""
+        return cls(
+            kind=SOURCE_KINDS[source.kind],
+            namespace=source.namespace,
+            name=source.name,
+            action=Action.FAILED.value,
+            reason=f"cannot be read: {source.error}; the workloads using it are skipped",
+        )
 
     @classmethod
     def scope_deferred(cls, kind: str, namespace: str, reason: str, why: Deferral) -> Outcome:

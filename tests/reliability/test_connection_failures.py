@@ -42,8 +42,12 @@ def test_a_workload_list_that_never_gets_through_fails_its_scope_not_the_pass(si
     assert got["Deployment/shop/web"] == "rollout" and got["Deployment/shop/api"] == "rollout"
 
 
-def test_a_source_read_that_never_gets_through_fails_its_workloads_not_the_pass(sim: Cluster) -> None:
+def test_a_source_read_that_never_gets_through_fails_its_own_row_and_skips_its_workloads(
+    sim: Cluster,
+) -> None:
     seed_changed(sim)
     sim.sim.faults.reset_connection(method="GET", path="/configmaps/app$")
     report = in_process_pass(sim.sim, sim.kubeconfig)
-    assert set(actions(report).values()) == {"failed"}
+    got = actions(report)
+    assert got.pop("ConfigMap/shop/app") == "failed"
+    assert got and set(got.values()) == {"skipped"}

@@ -1,4 +1,5 @@
-"""A ConfigMap or Secret the pass may not read fails only the workloads that reference it."""
+"""A ConfigMap or Secret the pass may not read fails its own row and skips only the workloads that reference
+it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from tests.e2e.conftest import Cluster, configmap, deployment, env_from
 from tests.reliability.test_scopes_and_signals import limited_kubeconfig, rbac
 
 
-def test_a_forbidden_secret_read_fails_only_the_workloads_that_need_it(cluster: Cluster) -> None:
+def test_a_forbidden_secret_fails_its_own_row_and_skips_only_the_workloads_that_need_it(cluster: Cluster) -> None:
     cluster.add(
         configmap("app", {"x": "1"}),
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db", "namespace": "shop"}, "data": {}},
@@ -18,7 +19,12 @@ def test_a_forbidden_secret_read_fails_only_the_workloads_that_need_it(cluster: 
     cluster.sim.load_rbac(docs)
     result = cluster.cli("run", "-o", "json", "--kubeconfig", limited_kubeconfig(cluster), kubeconfig=False)
     assert result.code == 1
-    assert result.actions() == {"Deployment/shop/web": "adopt", "Deployment/shop/api": "failed"}
+    assert result.actions() == {
+        "Deployment/shop/web": "adopt",
+        "Deployment/shop/api": "skipped",
+        "Secret/shop/db": "failed",
+    }
     assert cluster.sim.log.count(status=403) == 1
-    row = next(w for w in result.report["workloads"] if w["name"] == "api")
-    assert 'secrets "db" is forbidden' in row["reason"]
+    rows = {w["name"]: w for w in result.report["workloads"]}
+    assert 'secrets "db" is forbidden' in rows["db"]["reason"]
+    assert rows["api"]["reason"].startswith("secret/db cannot be read (")

@@ -174,13 +174,16 @@ def test_a_workload_deleted_since_listed_gets_no_planned_value(
     assert calls(mock) == [f"GET {DEPLOYS}/web"]
 
 
-def test_a_source_that_fails_to_read_fails_the_workload_that_uses_it(
+def test_a_source_that_fails_to_read_skips_the_workload_that_uses_it_and_names_the_source(
     stage: ReadStage, mock: responses.RequestsMock
 ) -> None:
     serve(mock, f"{DEPLOYS}/web", web("app"))
     mock.add(responses.GET, SERVER + f"{CONFIGMAPS}/app", status=403, json=status(403, "Forbidden"))
     (planned,) = plan(stage, web("app"))
-    assert planned.decision.action is Action.FAILED and "Forbidden" in planned.decision.reason
+    decision = planned.decision
+    assert decision.action is Action.SKIPPED and "configmap/app cannot be read" in decision.reason
+    assert decision.unreadable is not None and decision.unreadable.label == "configmap/app"
+    assert "Forbidden" in decision.unreadable.error and decision.observed is None
 
 
 def test_a_batch_the_budget_refuses_is_deferred_for_the_budget_and_sends_nothing(
