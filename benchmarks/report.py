@@ -1,4 +1,5 @@
-"""Turn the benchmark's results into the tables and target checks that docs/performance.md quotes."""
+"""Turn the benchmark's results into docs/run-of-record.md: the tables and target checks that
+docs/performance.md quotes."""
 
 from __future__ import annotations
 
@@ -456,8 +457,8 @@ def record(results: dict[str, Any], memories: dict[str, dict[str, Any]]) -> str:
     lines = [
         "# The run of record",
         "",
-        "Written by `make bench` from its results (`python -m benchmarks.report`); what the tables mean, "
-        "and the history behind them, is in [performance.md](performance.md) and "
+        "Written by `make bench` from its results (`python -m benchmarks.report`). What these figures mean "
+        "for sizing a deployment is in [performance.md](performance.md) and "
         "[memory-profile.md](memory-profile.md).",
         "",
         summarize(results).replace("\n## ", "\n### "),
@@ -470,7 +471,15 @@ def record(results: dict[str, Any], memories: dict[str, dict[str, Any]]) -> str:
             lines += shapes_table(memory["shapes"])
         else:
             lines += memory_table(memory["memory"])
+    lines += ["", CONTRIBUTORS]
     return "\n".join(lines) + "\n"
+
+
+CONTRIBUTORS = (
+    "For contributors: the runs and experiments behind these figures are in "
+    "[engineering/performance-history.md](engineering/performance-history.md)."
+)
+"""The run-of-record page's last line: a user page links into docs/engineering only from there."""
 
 
 def main(argv: list[str] | None = None) -> int:
