@@ -12,8 +12,9 @@ harness writes from the generator (`--references FILE`: JSON list of [kind, name
 the least any stateless steady-state pass can cost.
 `--sources list` is the other floor: ConfigMaps and Secrets listed cluster-wide instead, metadata-only and
 paged like the workloads (Helm releases filtered out by the server, as kube-rehash's lists do), all seven
-lists on the 4 threads; a list page needs nothing but `json` (docs/performance.md, "Steady-pass CPU").
-Run: `python -m benchmarks.floor --kubeconfig FILE --references FILE` (prints JSON counts).
+lists on the 4 threads; a list page needs nothing but `json` (docs/engineering/performance-history.md,
+"Steady-pass CPU"). Run: `python -m benchmarks.floor --kubeconfig FILE --references FILE` (prints JSON
+counts).
 """
 
 from __future__ import annotations

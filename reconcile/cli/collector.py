@@ -11,8 +11,9 @@ a few objects of the HTTP stack).
 
 So once the command's modules are imported, what they built is frozen (never scanned again: it lives as long
 as the process) and a young collection waits for `YOUNG` more containers, the same as 18 young and at most
-one middle collection in that pass, 0.01-0.02 s (docs/performance.md, "After the run of record"). A cycle is
-still collected, a few thousand allocations later than it would have been; peak RSS is unchanged.
+one middle collection in that pass, 0.01-0.02 s (docs/engineering/performance-history.md, "Since the previous
+run of record"). A cycle is still collected, a few thousand allocations later than it would have been; peak
+RSS is unchanged.
 """
 
 from __future__ import annotations
