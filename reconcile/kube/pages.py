@@ -10,7 +10,7 @@ pass's peak RSS falls as it would with pages of 100 objects, without the extra r
 
 A metadata-only page (`read_metadata_page`) is small once decoded (no pod specs), so it is decoded
 once, as the steady pass's floor does, and its `items` are a plain list: walking the text a second time
-to decode each item again cost as much CPU as the first decoding (docs/performance.md, "Steady-pass CPU").
+to decode each item again costs as much CPU as the first decoding (docs/performance.md, "Steady-pass CPU").
 Its items are kept without what no reader of a metadata-only item needs and what dominates one on a real
 cluster: `metadata.managedFields` (most of a workload's metadata: every field of its pod template, per
 manager) and kubectl's last-applied annotation (the whole applied object, a ConfigMap's data included).
