@@ -215,8 +215,8 @@ def choose_kind_whole_midway(
 # with its object and its write, the estimate that decides whether a pass may not fit its budget and must
 # rotate its start. Where content is read per namespace, a namespace costs about as many (a content list of
 # each source kind), however many of its workloads need their spec: at 10x the benchmark's cluster a first
-# install is 10,000 writes and 2,000 namespace lists, where three requests per workload (30,000) made a
-# pass at qps 0 that fits in 82 s rotate, and its lists of whole workloads passed by the namespaces before
+# install is 10,000 writes and 2,000 namespace lists, where three requests per workload (30,000) would make
+# a pass at qps 0 that fits in 82 s rotate, and its lists of whole workloads pass by the namespaces before
 # its start (430 pages where 240 hold them all).
 CONTENT_READS = 2
 # Seconds per request assumed when no rate limit is set (qps 0), for the same estimates.
