@@ -1,6 +1,6 @@
 """A mass change under a tight budget makes progress in every pass, at the shipped request rate.
 
-Issue 19's cases, run as a user would (the installed CLI, no config file: the shipped qps 20), with
+Run as a user would (the installed CLI, no config file: the shipped qps 20), with
 `--timeout` far too short for the whole change: 120 Deployments of one namespace share one Secret, which is
 rotated. Checked per pass: it rolls at least one Deployment until all are rolled, whatever state the
 earlier rollouts are in (on the real server the deployment controller rolls them and writes their status;

@@ -1,6 +1,6 @@
-"""Issue 13, end to end on the simulator through the CLI: a list whose continue tokens keep expiring still
-covers every workload (one full list instead of a failed scope), and `--shard I/N` splits one big
-namespace between shards, every workload handled by exactly one of them."""
+"""Long lists and shards, end to end on the simulator through the CLI: a list whose continue tokens keep
+expiring still covers every workload (one full list instead of a failed scope), and `--shard I/N` splits
+one big namespace between shards, every workload handled by exactly one of them."""
 
 from __future__ import annotations
 
