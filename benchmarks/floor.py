@@ -44,7 +44,7 @@ SOURCE_LISTS = (("/api/v1/configmaps", None), ("/api/v1/secrets", "type!=helm.sh
 
 
 LIST_FLOOR = "floor-list"
-"""The benchmarks' name for the list floor (`--sources list`): issue 33's steady targets use it."""
+"""The benchmarks' name for the list floor (`--sources list`): the steady-pass targets compare against it."""
 
 
 def floor_argv(kubeconfig: Path | str, references: Path | str, *, sources: str = "get") -> list[str]:

@@ -10,8 +10,8 @@ from benchmarks.defaults import defaults_checks, defaults_table
 from benchmarks.floor import LIST_FLOOR
 
 RSS_LIMIT_MB = 120.0
-FLAT_RSS_MIB = 64.0  # issue 33: peak RSS of every pass at 10x
-FIRST_INSTALL_REQUESTS = 12_500  # issue 33: the 10x first install at `qps: 0`, in one pass
+FLAT_RSS_MIB = 64.0  # target: peak RSS of every pass at 10x
+FIRST_INSTALL_REQUESTS = 12_500  # target: the 10x first install at `qps: 0`, in one pass
 MISSING = "n/a"  # a cell the results do not have
 
 
@@ -152,7 +152,7 @@ def checks(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
 
 
 def scale_checks(scale: dict[str, Any], label: str, factor: int) -> list[tuple[str, bool, str]]:
-    """Issue 33's and 34's targets at one scale and shape, at `qps: 0`: the steady pass against the list
+    """The performance targets at one scale and shape, at `qps: 0`: the steady pass against the list
     floor, the change pass against the list floor plus its unavoidable writes and reads, flat memory, the
     10x first install."""
     out: list[tuple[str, bool, str]] = []

@@ -1,8 +1,8 @@
 """Write the files that list settings from the one settings table (reconcile/settings/).
 
-Why generated: every setting used to be written in each of these files by hand, and they drifted. Now the
-table is the source and these are its output (`make config`); `--check` (run by tests/test_config_drift.py in
-`make test`) exits 1 naming every stale file. Written:
+Why generated: files that each list every setting by hand drift apart. The table is the source and these
+are its output (`make config`); `--check` (run by tests/test_config_drift.py in `make test`) exits 1 naming
+every stale file. Written:
 
 - config/schema.json and its packaged copy reconcile/data/schema.json: the config file's JSON Schema;
 - config/default.yaml and its packaged copy reconcile/data/default.yaml: every key with its doc and default;

@@ -1,4 +1,4 @@
-"""The shipped memory limit, checked (issue 24): real passes of kube-rehash under the kernel-enforced
+"""The shipped memory limit, checked: real passes of kube-rehash under the kernel-enforced
 `limits.memory` of the shipped CronJob, against a cluster with the counts of the 4x benchmark shape.
 
 The limit is read from cronjob/base/cronjob.yaml (and must equal the chart's default), never written here.

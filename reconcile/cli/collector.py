@@ -4,7 +4,7 @@ not spend a tenth of its CPU looking for cycles that its objects do not form.
 A pass decodes every list page into short-lived dicts and lists (a 10x steady pass: 354 pages, about 175,000
 objects) while it holds the views of the workloads it walks. At the default threshold (a collection each
 time 700 more containers exist than were freed) a page's decoding alone crosses it many times over, so that
-pass ran about 750 young, 68 middle and 6 full collections, 0.15-0.22 s of its 1.8-2.0 s of CPU; the full
+pass runs about 750 young, 68 middle and 6 full collections, 0.15-0.22 s of its 1.8-2.0 s of CPU; the full
 ones walk every view the pass holds. Nearly all of that memory is freed by reference counting the moment a
 page or view is dropped: the collector only ever finds what forms a cycle (an exception and its traceback,
 a few objects of the HTTP stack).

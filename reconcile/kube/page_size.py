@@ -36,17 +36,17 @@ GROWN_PAGE_SIZE = 1000
 PAGE_BYTES = 1024 * 1024
 """Response bytes (before gzip) a page of a growing list is sized for, from the page before it: 1,000
 objects of up to 1 KiB each. kube-apiserver's metadata-only ConfigMaps and Secrets, created with a few keys,
-are 555-593 bytes each with their one managedFields entry (measured on the test control plane, 2026-11-28:
-docs/engineering/performance-history.md, "Pages that grow on a real server"), so a bound of 512 KiB kept every
-page of a real server at 500; objects with a last-applied annotation or a pod template's managedFields
-(several KiB) stay there."""
+are 555-593 bytes each with their one managedFields entry (measured on the test control plane:
+docs/engineering/performance-history.md, "Pages that grow on a real server"), so a bound of 512 KiB would keep every page of a
+real server at 500; objects with a last-applied annotation or a pod template's managedFields (several KiB)
+stay there."""
 
 KEPT_BYTES = 512 * 1024
 """Bytes of text a page of a growing list keeps once its items are slimmed, from the page before it:
 1,000 objects of up to 512 bytes each. Bounded apart from `PAGE_BYTES` because the kept items are what
-stays alive: a 1 MiB bound alone grew the simulator's workload pages (~600 bytes each, nothing to drop) to
-1,000 objects and the 10x steady pass's peak RSS by 4 MiB (52.7-53.1 against 48.6-49.3 MiB:
-docs/engineering/performance-history.md, "Memory: peak RSS against cluster size")."""
+stays alive: a 1 MiB bound alone grows the simulator's workload pages (~600 bytes each, nothing to drop) to
+1,000 objects and the 10x steady pass's peak RSS by 4 MiB (52.7-53.1 against 48.6-49.3 MiB in `make bench`:
+docs/engineering/performance-history.md, "Memory")."""
 
 
 class PageLimits:
