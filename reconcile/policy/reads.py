@@ -58,7 +58,7 @@ class Bound:
     reader then lists at most `ratio` objects per wanted one: `list_limit`, `keep_listing`)."""
 
 
-# Measured with `make bench` (docs/engineering/performance-history.md; docs/configuration.md, "Time budget"):
+# Measured with `make bench` (docs/engineering/performance-history.md; docs/large-clusters.md, "Time budget"):
 # - source metadata: up to 40 names, parallel GETs over kept-alive connections beat a list; a list is worth
 #   it where the namespace (or cluster) holds at most 16 objects per wanted one (a metadata GET moves ~300
 #   bytes plus ~1 KB of request headers, a list item ~40 bytes once the page is gzipped);
