@@ -37,7 +37,8 @@ PAGE_BYTES = 1024 * 1024
 """Response bytes (before gzip) a page of a growing list is sized for, from the page before it: 1,000
 objects of up to 1 KiB each. kube-apiserver's metadata-only ConfigMaps and Secrets, created with a few keys,
 are 555-593 bytes each with their one managedFields entry (measured on the test control plane:
-docs/engineering/performance-history.md, "Pages that grow on a real server"), so a bound of 512 KiB would keep every page of a
+docs/engineering/performance-history.md, "Pages that grow on a real server"), so a bound of 512 KiB would
+keep every page of a
 real server at 500; objects with a last-applied annotation or a pod template's managedFields (several KiB)
 stay there."""
 

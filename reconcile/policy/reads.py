@@ -67,11 +67,13 @@ class Bound:
 #   s and a wasted object a few KB; at qps 0 a request costs about 4 ms (the list floor's steady pass at
 #   10x: 1.50 s for 354 requests), as much as decoding a few dozen unwanted ConfigMaps. A bound of 8 at
 #   qps 0 would leave a 10x first install 353 GETs for namespaces whose first page does not show every
-#   wanted source (docs/engineering/performance-history.md, "At 10x, at the shipped defaults"). A list of a namespace whose size
+#   wanted source (docs/engineering/performance-history.md, "At 10x, at the shipped defaults"). A list of a
+#   namespace whose size
 #   is not known asks for at most that many objects in its first page, which tells the size, with no
 #   `limit=1` probe first (at 10x the benchmark's cluster such probes would be 2,000 of a first install's
 #   requests). A first install then reads a namespace's sources with one list per kind, not a GET per
-#   referenced source (docs/engineering/performance-history.md, "Time budget and the shipped defaults"). A namespace of 6,400
+#   referenced source (docs/engineering/performance-history.md, "Time budget and the shipped defaults"). A
+#   namespace of 6,400
 #   ConfigMaps cut into 16 batches is not listed in full by every batch at first sight (that would move
 #   550 MB): the first batch's first page shows it too large, and every batch reads by name;
 # - workloads in full (to decide them, or for the status of rollouts we started): a list of the
@@ -95,7 +97,8 @@ CLUSTER_SOURCES = Bound(more_than=0, ratio=16)
 # At a rate limit a quarter of them is enough: the GETs and namespace lists it replaces cost the budget
 # 1/qps s each, the list's pages (500 objects each) far fewer. At 10x the benchmark's cluster at the
 # shipped defaults, a first install's third pass has 2,941 unadopted workloads to read: 396 GETs and about
-# 500 namespace lists, or 60 pages of one list of each kind (docs/engineering/performance-history.md, "Time budget").
+# 500 namespace lists, or 60 pages of one list of each kind (docs/engineering/performance-history.md, "Time
+# budget").
 KIND_IN_FULL_MIN = 40
 KIND_IN_FULL_SHARE = 2
 KIND_IN_FULL_SHARE_LIMITED = 4
