@@ -239,7 +239,7 @@ quick: $(VENV)/.installed-test
 BENCH_ARGS ?= --scales 1,4,10 --realistic-scales 1,10 --defaults 1,10 --shards 4 --unrelated-secrets 4 \
 	--real-scale 0.25 --chart docs/performance.png --out benchmarks/results.json
 
-# Then peak RSS of the first, steady and change passes at 1x, 2x, 4x and 10x (docs/performance.md, "Memory").
+# Then peak RSS of the first, steady and change passes at 1x, 2x, 4x and 10x (docs/memory-profile.md).
 MEMORY_ARGS ?= --memory --scales 1,2,4,10 --chart docs/memory.png --out benchmarks/results-memory.json \
 	--performance-chart benchmarks/results.json docs/performance.png
 

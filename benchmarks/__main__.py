@@ -35,7 +35,8 @@ from benchmarks.harness import Measured, SimulatorProcess, change_sources, measu
 
 KUBE_REHASH = str(Path(sys.executable).parent / "kube-rehash")
 # The list floor (`floor.py --sources list`): every kind listed cluster-wide, metadata-only, on 4 threads and
-# nothing else; issue 33's steady targets (requests, bytes, wall at `qps: 0`) are read against it.
+# nothing else; the steady-pass targets (requests, bytes, wall at `qps: 0`: benchmarks/report.py) are read
+# against it.
 TOOLS = ("kube-rehash", "naive", "floor", LIST_FLOOR)
 # kube-rehash with `fetch: list` (one metadata list per namespace and kind) and `fetch: get` (one
 # metadata GET per referenced source), measured in the steady state beside the default `auto` to show
@@ -62,7 +63,7 @@ def commands(sim: SimulatorProcess, config: Path, references: Path) -> dict[str,
 
 
 TARGETED = ("kube-rehash", LIST_FLOOR)
-"""The contenders issue 33's steady targets compare: measured `target_repeat` times at every scale, since a
+"""The contenders the steady-pass targets compare: measured `target_repeat` times at every scale, since a
 single pass at 4x or 10x spreads by a third on a busy machine; the others (naive, the GET floor, the
 modes, tens of seconds each at 10x) `repeat` times."""
 
@@ -107,8 +108,8 @@ def namespaces_of(run: Measured) -> set[str]:
 
 
 def whole_namespace_sizes(cluster: Cluster, shards: int) -> list[int]:
-    """Opted-in workloads per shard under the rule before issue 13 (whole namespaces, dealt round-robin
-    in the order of a stable hash of their names): computed from the generator, for comparison."""
+    """Opted-in workloads per shard if shards took whole namespaces (dealt round-robin in the order of a
+    stable hash of their names): computed from the generator, to compare with the per-workload split."""
     names = sorted(
         {ns for _, ns, _ in cluster.references}, key=lambda n: (xxhash.xxh3_64_intdigest(n.encode()), n)
     )

@@ -1,6 +1,6 @@
 """docs/performance.png: steady-state requests, response bytes and wall time against cluster size, and the
-peak RSS of each pass against cluster size from the memory run; and docs/memory.png: that peak RSS alone,
-with the run before issue 24 dashed (`--memory --chart`).
+peak RSS of each pass against cluster size from the memory run; and docs/memory.png: that peak RSS alone
+(`--memory --chart`), with an earlier run drawn dashed where one is given.
 
 The only module that imports matplotlib (a benchmark-only dependency), and only when a chart is asked for.
 """

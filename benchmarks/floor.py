@@ -12,8 +12,9 @@ harness writes from the generator (`--references FILE`: JSON list of [kind, name
 the least any stateless steady-state pass can cost.
 `--sources list` is the other floor: ConfigMaps and Secrets listed cluster-wide instead, metadata-only and
 paged like the workloads (Helm releases filtered out by the server, as kube-rehash's lists do), all seven
-lists on the 4 threads; a list page needs nothing but `json` (docs/performance.md, "Steady-pass CPU").
-Run: `python -m benchmarks.floor --kubeconfig FILE --references FILE` (prints JSON counts).
+lists on the 4 threads; a list page needs nothing but `json` (docs/engineering/performance-history.md,
+"Steady-pass CPU"). Run: `python -m benchmarks.floor --kubeconfig FILE --references FILE` (prints JSON
+counts).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ SOURCE_LISTS = (("/api/v1/configmaps", None), ("/api/v1/secrets", "type!=helm.sh
 
 
 LIST_FLOOR = "floor-list"
-"""The benchmarks' name for the list floor (`--sources list`): issue 33's steady targets use it."""
+"""The benchmarks' name for the list floor (`--sources list`): the steady-pass targets compare against it."""
 
 
 def floor_argv(kubeconfig: Path | str, references: Path | str, *, sources: str = "get") -> list[str]:

@@ -85,9 +85,10 @@ class Shape:
         at all), so what it costs depends on how many there are, not on how big: shrinking them changes
         none of kube-rehash's requests, bytes or memory, and keeps the 10x file and the simulator, which
         holds every object in memory, within the 2-core, 24 GiB machine. Measured at 10x
-        (`python -m benchmarks --memory`, docs/memory-profile.md): the file is 1.44 GB (about 3.8 GB with
-        full-size releases), the simulator's RSS 3.6 GB once loaded and 5.5 GB at its peak (VmHWM, after the
-        passes), and the generating harness about 1.8 GB. Sizes floor at 1-2 KB.
+        (`python -m benchmarks --memory`, docs/engineering/memory-profile-details.md, "The 10x shape"): the
+        file is 1.44 GB (about 3.8 GB with full-size releases), the simulator's RSS 3.6 GB once loaded and 5.5
+        GB at its peak (VmHWM, after the passes), and the generating harness about 1.8 GB. Sizes floor at 1-2
+        KB.
         """
         shrink = factor if factor > HELM_FULL_SIZE_UP_TO and self.helm_shrink else 1
         return replace(

@@ -1,9 +1,9 @@
 """What one opted-in workload costs the pass to keep: `python -m benchmarks.listed_cost [--scale N]`.
 
 The pass keeps a `Listed` view of every opted-in workload (and its triage) from the listing to the end, which
-is what still grows with the cluster (docs/memory-profile.md, "Where it stands"). This generates the
-benchmark cluster, serves it from a simulator, adopts it with one pass (a child process, so the views carry
-their records), then in this process, with tracemalloc on, lists the workloads as a pass does
+is what still grows with the cluster (docs/engineering/memory-profile-details.md, "Where it stands"). This
+generates the benchmark cluster, serves it from a simulator, adopts it with one pass (a child process, so the
+views carry their records), then in this process, with tracemalloc on, lists the workloads as a pass does
 (`pipeline.listing.list_targets`) and triages them, and prints the traced bytes per opted-in workload after
 `gc.collect()`, overall and by allocation site.
 """

@@ -1,4 +1,4 @@
-"""`python -m benchmarks --memory`: peak RSS of kube-rehash's passes against cluster size (issue 24).
+"""`python -m benchmarks --memory`: peak RSS of kube-rehash's passes against cluster size.
 
 For each scale it generates the cluster (`Shape.scaled`: at 10x 30,000 workloads of which 10,000 opted in,
 1,000 namespaces, 80,000 ConfigMaps and 80,000 Secrets, Helm releases shrunk as that docstring says), serves
@@ -16,7 +16,7 @@ it from one simulator and measures, each as a child process whose peak RSS is it
    240 s budget and adopts only part of the cluster, as a first install at the defaults does.
 
 It also records the simulator's own RSS (`VmRSS` after loading, `VmHWM` at the end) and the size of the
-generated file, which is what the 10x shape had to fit on the machine. kube-rehash is run as
+generated file, which the 10x shape must fit on the machine. kube-rehash is run as
 `python -m reconcile` (`kube_rehash`), so the tree on `PYTHONPATH` is measured even when the venv's
 `kube-rehash` console script was installed from another checkout.
 """

@@ -1,5 +1,6 @@
 """A first install's next pass at the shipped defaults, after the first pass adopted the namespaces that
-come first in key order: the case that made the 10x first install take four passes.
+come first in key order: the case where reading the rest namespace by namespace costs the 10x first install
+a fourth pass.
 
 A first install cut by its budget starts at a rotated namespace and may wrap round to the first ones in
 key order. The next pass's sample (the first namespaces) is then in sync, so it walks on from its listing

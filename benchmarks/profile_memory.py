@@ -1,11 +1,11 @@
 """Where a kube-rehash pass's memory goes: tracemalloc over the steady and change passes, and import costs.
 
-`python -m benchmarks.profile_memory --scales 1,4 --out /tmp/profile.json` (what docs/memory-profile.md was
-made with):
+`python -m benchmarks.profile_memory --scales 1,4 --out /tmp/profile.json` (what docs/engineering/memory-profile-details.md's
+figures come from):
 
 1. Baselines, each a child process whose peak RSS is its `VmHWM` (benchmarks/harness.py polls it):
    the bare interpreter, `kube-rehash --version`, `import requests`, `import kubernetes` (the package that
-   reconcile/kube/auth.py imports for the kubeconfig loader), `import reconcile.cli.commands`, and everything
+   reconcile/kube/auth.py leaves to the legacy auth-provider), `import reconcile.cli.commands`, and everything
    a pass imports (`reconcile.cli.commands` + `reconcile.pipeline.run` + `reconcile.cli.connect`).
 2. For each scale: the benchmark cluster (benchmarks/generate.py) served by a simulator in its own process
    (as `make bench` does), a first adopting pass as a child process (not profiled), then **in this process**
@@ -19,8 +19,8 @@ made with):
    tracemalloc's `lineno` statistics); the outermost frame inside reconcile/ among the 20 traced
    (`by_reconcile_caller`: the pass-level code that asked for the memory, e.g. fetch.py's loop over a
    cluster-wide list rather than the `json.loads` under it); and the innermost frame inside reconcile/
-   (`by_reconcile_innermost`), with sizes and counts. (The run in docs/memory-profile.md predates the third
-   key.)
+   (`by_reconcile_innermost`), with sizes and counts. (The run in docs/engineering/memory-profile-details.md
+   predates the third key.)
 
 Secret values are never printed: only allocation sites, sizes and counts. Run from the worktree with
 `PYTHONPATH=<tree>:<tree>/simulator` so the tree's `reconcile` is the one profiled.

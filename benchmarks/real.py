@@ -1,4 +1,4 @@
-"""The benchmark's steady and change passes against a real kube-apiserver, at a reduced scale (issue 12).
+"""The benchmark's steady and change passes against a real kube-apiserver, at a reduced scale.
 
 Why: every other figure of `make bench` comes from our API simulator, i.e. from our own reading of the
 API. Here the same generated cluster (scaled down, e.g. 0.25x, so a 2-core machine loads it in a

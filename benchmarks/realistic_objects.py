@@ -1,10 +1,10 @@
 """What a ConfigMap, a Secret and a Deployment weigh on a real API server after the deploys real tools do.
 
 Why: the benchmark's thin objects carry no managedFields, no last-applied annotation, few labels and no
-status, so its bytes are optimistic by a factor nobody had measured. `python -m benchmarks.realistic_objects
---out benchmarks/realistic-objects.json` starts the real control plane of tests/cluster (etcd,
-kube-apiserver, controllers, kwok), takes one object of each kind from the generator and deploys a copy
-of it each way real tools do:
+status, so its bytes are optimistic by a factor that this module measures. `python -m
+benchmarks.realistic_objects --out benchmarks/realistic-objects.json` starts the real control plane of
+tests/cluster (etcd, kube-apiserver, controllers, kwok), takes one object of each kind from the generator
+and deploys a copy of it each way real tools do:
 
 - `kubectl`: `kubectl apply` (client-side: the last-applied annotation, manager
   `kubectl-client-side-apply`);

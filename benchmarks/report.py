@@ -1,4 +1,5 @@
-"""Turn the benchmark's results into the tables and target checks that docs/performance.md quotes."""
+"""Turn the benchmark's results into docs/run-of-record.md: the tables and target checks that
+docs/performance.md quotes."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from benchmarks.defaults import defaults_checks, defaults_table
 from benchmarks.floor import LIST_FLOOR
 
 RSS_LIMIT_MB = 120.0
-FLAT_RSS_MIB = 64.0  # issue 33: peak RSS of every pass at 10x
-FIRST_INSTALL_REQUESTS = 12_500  # issue 33: the 10x first install at `qps: 0`, in one pass
+FLAT_RSS_MIB = 64.0  # target: peak RSS of every pass at 10x
+FIRST_INSTALL_REQUESTS = 12_500  # target: the 10x first install at `qps: 0`, in one pass
 MISSING = "n/a"  # a cell the results do not have
 
 
@@ -151,7 +152,7 @@ def checks(results: dict[str, Any]) -> list[tuple[str, bool, str]]:
 
 
 def scale_checks(scale: dict[str, Any], label: str, factor: int) -> list[tuple[str, bool, str]]:
-    """Issue 33's and 34's targets at one scale and shape, at `qps: 0`: the steady pass against the list
+    """The performance targets at one scale and shape, at `qps: 0`: the steady pass against the list
     floor, the change pass against the list floor plus its unavoidable writes and reads, flat memory, the
     10x first install."""
     out: list[tuple[str, bool, str]] = []
@@ -456,8 +457,8 @@ def record(results: dict[str, Any], memories: dict[str, dict[str, Any]]) -> str:
     lines = [
         "# The run of record",
         "",
-        "Written by `make bench` from its results (`python -m benchmarks.report`); what the tables mean, "
-        "and the history behind them, is in [performance.md](performance.md) and "
+        "Written by `make bench` from its results (`python -m benchmarks.report`). What these figures mean "
+        "for sizing a deployment is in [performance.md](performance.md) and "
         "[memory-profile.md](memory-profile.md).",
         "",
         summarize(results).replace("\n## ", "\n### "),
@@ -470,7 +471,15 @@ def record(results: dict[str, Any], memories: dict[str, dict[str, Any]]) -> str:
             lines += shapes_table(memory["shapes"])
         else:
             lines += memory_table(memory["memory"])
+    lines += ["", CONTRIBUTORS]
     return "\n".join(lines) + "\n"
+
+
+CONTRIBUTORS = (
+    "For contributors: the runs and experiments behind these figures are in "
+    "[engineering/performance-history.md](engineering/performance-history.md)."
+)
+"""The run-of-record page's last line: a user page links into docs/engineering only from there."""
 
 
 def main(argv: list[str] | None = None) -> int:

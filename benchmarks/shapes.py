@@ -1,7 +1,7 @@
 """Named cluster shapes for the memory run (`python -m benchmarks --memory --shapes ...`), each at 10x.
 
 Why: a pass's memory depends on the shape of the cluster and of its objects, not only on its size, and the
-benchmark's one generated shape (`Shape().scaled(10)`, "project" here) was the only one measured. Each
+benchmark's one generated shape (`Shape().scaled(10)`, "project" here) is only one of them. Each
 shape below keeps the 10x counts of opted-in workloads (8,000-10,000) and varies one thing a real cluster
 may have; `independent` is the shape an outside measurement was made on (1,000 namespaces, 30,000
 workloads of which 10,000 opted in, 1-5 references each through every reference form, 80,000 ConfigMaps of

@@ -1,11 +1,12 @@
 """`python -m benchmarks.steady`: the steady pass's wall and CPU against both floors, on one cluster.
 
-What docs/performance.md "Steady-pass CPU" measures: a cluster of `Shape(objects=...).scaled(scale)` served by
-the simulator, one adopting pass of kube-rehash, then `--rounds` rounds of steady passes (qps 0) of each
-contender: kube-rehash, kube-rehash from another checkout (`--baseline DIR`, a directory holding an older
-`reconcile` package, run through PYTHONPATH: before and after in one session), the floor
-(benchmarks/floor.py, one metadata GET per referenced source) and the list floor (`--sources list`). Prints
-each run and, per contender, the median wall, CPU, peak RSS, requests and bytes, with the load average.
+What docs/engineering/performance-history.md "Steady-pass CPU" measures: a cluster of
+`Shape(objects=...).scaled(scale)` served by the simulator, one adopting pass of kube-rehash, then `--rounds`
+rounds of steady passes (qps 0) of each contender: kube-rehash, kube-rehash from another checkout (`--baseline
+DIR`, a directory holding an older `reconcile` package, run through PYTHONPATH: before and after in one
+session), the floor (benchmarks/floor.py, one metadata GET per referenced source) and the list floor
+(`--sources list`). Prints each run and, per contender, the median wall, CPU, peak RSS, requests and bytes,
+with the load average.
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 Why: a steady pass decodes every list page of every watched kind and source kind, and every opted-in
 workload's `sources` annotation; at 10x the benchmark's cluster that is about 60 MB of JSON a pass, the
 largest single cost of the pass's own thread. `orjson` decodes it about three times as fast as `json.loads`
-(docs/performance.md, "A faster JSON decoder"). The values are the same for what an API server sends; where
+(docs/engineering/performance-history.md, "A faster JSON decoder"). The values are the same for what an API
+server sends; where
 `orjson` refuses text the standard library accepts (an escaped lone surrogate, `NaN`), the standard library
 decodes it, so what decodes at all is still `json.loads`'s rule; bytes must be UTF-8 (RFC 8259), as the API
-client always required of a response. One difference remains: an integer beyond 64 bits, which no API server
+client requires of a response. One difference remains: an integer beyond 64 bits, which no API server
 sends (Kubernetes' integers are int64), comes back a float.
 """
 

@@ -3,7 +3,7 @@
 # github.com/anchore/syft/cmd/syft at the version pinned by tools/syft/go.mod (+ go.sum).
 #
 # Output: $SYFT_CACHE/<syft version>/syft (default .cache/syft/), cached by a stamp (scripts/go-tool.sh).
-# A cold build took about 3 minutes on an idle 2-core machine (7 min 39 s under load).
+# A cold build takes about 3 minutes on an idle 2-core machine (7 min 39 s under load).
 set -euo pipefail
 
 TOOL=syft

@@ -64,7 +64,7 @@ def freeze(mode: str, name: str, out: Path, paths: list[str], exclude: list[str]
         spec = Path(tmp) / f"{name}.spec"
         argv = [sys.executable, "-m", "PyInstaller.utils.cliutils.makespec", f"--{mode}", "--name", name]
         argv += ["--strip", "--noupx", "--specpath", tmp]
-        # Unbuffered stdout and stderr, as PYTHONUNBUFFERED=1 gave the old image: a killed pass loses no line.
+        # Unbuffered stdout and stderr (what PYTHONUNBUFFERED=1 does): a killed pass loses no line.
         argv += ["--python-option", "u"]
         # Package data read through importlib.resources (the config schema, defaults), the IANA zones zoneinfo
         # finds in the tzdata package (no /usr/share/zoneinfo in the image), and every CLI module.

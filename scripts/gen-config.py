@@ -1,8 +1,8 @@
 """Write the files that list settings from the one settings table (reconcile/settings/).
 
-Why generated: every setting used to be written in each of these files by hand, and they drifted. Now the
-table is the source and these are its output (`make config`); `--check` (run by tests/test_config_drift.py in
-`make test`) exits 1 naming every stale file. Written:
+Why generated: files that each list every setting by hand drift apart. The table is the source and these
+are its output (`make config`); `--check` (run by tests/test_config_drift.py in `make test`) exits 1 naming
+every stale file. Written:
 
 - config/schema.json and its packaged copy reconcile/data/schema.json: the config file's JSON Schema;
 - config/default.yaml and its packaged copy reconcile/data/default.yaml: every key with its doc and default;
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -236,6 +237,41 @@ def _flag_cell(row: Setting) -> str:
     return f"`{spelled}`{note}"
 
 
+# The page of docs/ that explains each section a row's details link to (`[Title](#anchor)`, written in
+# reconcile/settings/ as a link within the settings page): the reference links to the task pages instead. A
+# link to a section missing here stops the generator; tests/test_docs.py checks that every link resolves.
+DOC_PAGES = {
+    "memory": "large-clusters.md",
+    "time-budget": "large-clusters.md",
+    "fetch-modes": "large-clusters.md",
+    "large-clusters": "large-clusters.md#whole-cluster-passes-held-or-streamed",
+    "sharding": "large-clusters.md",
+    "restart-windows": "restarts.md",
+    "settle-window": "restarts.md",
+    "pods-already-newer-than-the-change": "restarts.md",
+    "restarts-that-are-verified": "restarts.md",
+    "notify-webhook": "restarts.md",
+    "custom-kinds": "sources.md",
+    "namespace-selector": "sources.md",
+    "the-hash-key": "sources.md",
+}
+# Links into pages whose sections are not this page's to name: the section of a task page that says the same.
+DOC_LINKS = {"performance.md#pages-that-grow": "large-clusters.md#page-size"}
+
+
+def _relink(match: re.Match[str]) -> str:
+    target = match.group(1)
+    if target in DOC_LINKS:
+        return f"]({DOC_LINKS[target]})"
+    if not target.startswith("#"):
+        return match.group(0)
+    anchor = target[1:]
+    if anchor not in DOC_PAGES:
+        raise SystemExit(f"{DOCS}: no page for the section #{anchor}: add it to DOC_PAGES in {__file__}")
+    page = DOC_PAGES[anchor]
+    return f"]({page})" if "#" in page else f"]({page}#{anchor})"
+
+
 def _docs_row(row: Setting) -> str:
     key = f"`{'.'.join(row.key)}`" if row.key else ""
     env = ""
@@ -243,6 +279,7 @@ def _docs_row(row: Setting) -> str:
         env = f"`{row.env}`" + (" (comma list)" if row.value.schema.get("type") == "array" else "")
     default = f"`{_scalar(row.file_default)}`"
     meaning = f"{row.doc} {row.details}".strip().replace("|", "\\|")
+    meaning = re.sub(r"\]\(([^)]*)\)", _relink, meaning)
     return f"| {key} | {env} | {_flag_cell(row)} | {default} | {meaning} |"
 
 

@@ -22,7 +22,7 @@ from benchmarks.floor import KINDS, LIST_FLOOR
 from benchmarks.generate import Shape, generate
 from benchmarks.harness import Traffic
 from benchmarks.midway import midway_scenario
-from benchmarks.report import checks, record, scaling, shapes_table, shard_table, summarize
+from benchmarks.report import CONTRIBUTORS, checks, record, scaling, shapes_table, shard_table, summarize
 
 TINY = Shape(
     workloads=20,
@@ -359,6 +359,7 @@ def test_the_run_of_record_page_is_written_from_the_results_and_each_memory_run(
     assert f"command: {results['command']}" in page and "\n### targets\n" in page
     assert f"### peak RSS (MiB): `{memory['command']}` (benchmarks/results-memory.json)" in page
     assert "\n## " not in page  # the summary's sections sit under the page's title
+    assert page.endswith("\n\n" + CONTRIBUTORS + "\n")  # the one link into docs/engineering, last
 
 
 def test_the_midway_scenario_adopts_the_first_namespaces_then_passes_at_the_defaults(tmp_path: Path) -> None:

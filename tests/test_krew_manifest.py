@@ -41,7 +41,7 @@ def test_krew_manifest_shape_names_the_kubectl_rehash_script_at_the_project_vers
     cfg.read(ROOT / "setup.cfg")
     scripts = cfg["options.entry_points"]["console_scripts"]
     assert re.search(r"^kubectl-rehash = reconcile\.cli\.commands:main$", scripts, re.MULTILINE)
-    # linux/amd64 gets the frozen executable; the others a zipapp (the platforms issue #37 names at least).
+    # linux/amd64 gets the frozen executable; the others a zipapp (the platforms the release must cover).
     assert [platform["selector"]["matchLabels"] for platform in spec["platforms"]] == [
         {"os": "linux", "arch": "amd64"},
         {"os": "linux", "arch": "arm64"},

@@ -1,4 +1,4 @@
-"""The kubeconfig reader and exec-plugin runner that replace the `kubernetes` package (issue 24): kubectl's
+"""The kubeconfig reader and exec-plugin runner that stand in for the `kubernetes` package: kubectl's
 merge and path rules, inline data, exec plugins (info passed, caching, expiry, failures), token files,
 and that a pass never imports `kubernetes` unless a legacy auth-provider asks for it."""
 

@@ -1,4 +1,4 @@
-"""The shipped memory limit, checked (issue 24): real passes of kube-rehash under the kernel-enforced
+"""The shipped memory limit, checked: real passes of kube-rehash under the kernel-enforced
 `limits.memory` of the shipped CronJob, against a cluster with the counts of the 4x benchmark shape.
 
 The limit is read from cronjob/base/cronjob.yaml (and must equal the chart's default), never written here.
@@ -6,9 +6,9 @@ Each pass runs as `python -m reconcile` (the tree under test) in a fresh memory 
 swap included (benchmarks/memlimit.py): an overrun is an OOM kill the cgroup counts, not a slow pass. The
 cluster is `Shape().scaled(4)` — 12,000 workloads of which 4,000 opted in, 400 namespaces, 32,000 ConfigMaps
 and 32,000 Secrets, 6,000 of them Helm releases — with the releases 1-2 KB instead of 50-300 KB: kube-rehash
-never reads a release's content, so its peak is that of the full 4x shape (measured: docs/performance.md,
-"Memory"), while the generated file is 0.48 GB instead of 1.55 GB and the loaded simulator 1.3 GB instead
-of 2.8 GB.
+never reads a release's content, so its peak is that of the full 4x shape (measured:
+docs/engineering/performance-history.md, "The shipped limit, checked"), while the generated file is 0.48 GB
+instead of 1.55 GB and the loaded simulator 1.3 GB instead of 2.8 GB.
 Needs a writable memory cgroup (root on cgroup v1 or v2, as in CI); skips saying why otherwise, and
 fails instead under CI=true (tests/prerequisites.py).
 """

@@ -1,9 +1,10 @@
 """Each preset kind (model/presets.py) writes its operator's documented restart knob and is verified by its
 own evidence: the exact write of a rollout, what is watched after it, and which pods are its own.
 
-The operators' controllers cannot run here (docs/configuration.md, "Preset kinds", says why per operator);
-tests/real/test_operator_kinds.py runs the CloneSet and a CR naming a Secret against stand-in controllers on
-the real control plane, and tests/real/test_argo_rollouts.py the real Argo Rollouts controller."""
+The operators' controllers cannot run here (docs/testing.md, "Operators' resources: stand-in controllers",
+says why per operator); tests/real/test_operator_kinds.py runs the CloneSet and a CR naming a Secret against
+stand-in controllers on the real control plane, and tests/real/test_argo_rollouts.py the real Argo Rollouts
+controller."""
 
 from __future__ import annotations
 

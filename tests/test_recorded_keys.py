@@ -4,8 +4,8 @@ Format 2 of the `sources` bookkeeping records, with the selection's tag, the nam
 uses of each source it uses in part (bounded: `bookkeeping.bound_key_names`). A trusted workload whose
 such source changed is then rebuilt from its records (`decide.target_from_records`), only that source's
 content is hashed for those keys, and a change of a key it does not use rolls nothing. Records written in
-format 1 (no key names) are still read and trusted as before: such a workload is read in full when a
-source it uses in part changes, and its next write records the names (issue 33).
+format 1 (no key names) are read and trusted too: such a workload is read in full when a source it uses
+in part changes, and its next write records the names.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The records carry, with their generation stamp, what a decision needs of the pod
 the template's annotation map exists and holds our hash, paused, OnDelete, which sources are optional).
 While the stamp holds (same generation: the spec is what the records describe), the pass rebuilds the full
 view from them (`decide.target_from_records`) and its patch tests the generation as well as the stored hash,
-so a spec changed meanwhile refuses the patch and the workload is read again (issue 19).
+so a spec changed meanwhile refuses the patch and the workload is read again.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The steady pass's shortcuts give what the general code gives (docs/performance.md, "Steady-pass CPU").
+"""The steady pass's shortcuts give what the general code gives (docs/engineering/performance-history.md,
+"Steady-pass CPU").
 
 A listed workload's discovery is shared by the workloads whose consulted annotations are equal
 (`discover_listed`), records are sorted on one key tuple each (`sorted_records`), record rows are checked

@@ -83,8 +83,9 @@ def passes_to_cover(count: int, per_pass: int, first_slot: int, step: int) -> in
 @pytest.mark.parametrize("count", [2, 6, 10, 37, 100])
 @pytest.mark.parametrize("step", [1, 2, 3])
 def test_every_batch_is_visited_within_the_documented_bound(count: int, step: int) -> None:
-    """docs/performance.md: passes in consecutive budget slots reach every batch within ceil(2/f) + 1
-    passes, passes every second or third slot within ceil(3/f) + 1 (f: the share one pass reaches)."""
+    """docs/large-clusters.md, "Time budget": passes in consecutive budget slots reach every batch within
+    ceil(2/f) + 1 passes, passes every second or third slot within ceil(3/f) + 1 (f: the share one pass
+    reaches)."""
     for per_pass in sorted({1, 2, max(1, count // 3), max(1, count // 2), count - 1, count}):
         share = per_pass / count
         bound = math.ceil((2 if step == 1 else 3) / share) + 1

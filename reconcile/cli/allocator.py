@@ -5,16 +5,16 @@ A pass reads through a pool of worker threads (`concurrency`). glibc gives a thr
 busy an arena of its own (up to eight per core), maps large blocks on their own below a threshold that rises
 each time such a block is freed, and keeps much of what was freed resident for reuse. None of that is the
 pass holding more, but a longer pass gives it more chances to peak: on the benchmark's 10x cluster (10,000
-opted-in workloads) the first pass peaked at 47.7-48.7 MiB against 44.6-46.2 at 1x, while Python's own
-objects never exceeded the imports' by more than 0.6 MB. With two arenas and the threshold fixed at glibc's
+opted-in workloads) an untuned first pass peaks at 47.7-48.7 MiB against 44.6-46.2 at 1x, while Python's own
+objects never exceed the imports' by more than 0.6 MB. With two arenas and the threshold fixed at glibc's
 initial 128 KiB, the 10x first pass peaks at 45.3-45.9 MiB and the 1x one at 44.6-44.7
-(docs/memory-profile.md, "The allocator").
+(docs/engineering/memory-profile-details.md, "The allocator").
 
 A fixed threshold also keeps glibc's trimming at its initial 128 KiB: a heap gives back to the kernel any
-free top beyond it, and every page the pass decodes grows it again, touching those pages afresh. A 10x steady
-pass faulted 96,000 pages in (380 MB) where the list floor faults 10,000. Keeping 2 MiB of padding at the top
-of each heap (M_TOP_PAD) halves that and takes about a third off the pass's system CPU, for 1.2-2.7 MiB more
-peak at either scale (docs/performance.md, "Memory faulted in again").
+free top beyond it, and every page the pass decodes grows it again, touching those pages afresh. An untuned
+10x steady pass faults 96,000 pages in (380 MB) where the list floor faults 10,000. Keeping 2 MiB of padding
+at the top of each heap (M_TOP_PAD) halves that and takes about a third off the pass's system CPU, for
+1.2-2.7 MiB more peak at either scale (docs/engineering/performance-history.md, "Memory faulted in again").
 
 `MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TOP_PAD_` in the environment win: glibc read them
 when the process started, and they are left as set. Off glibc (musl, macOS) there is nothing to tune.

@@ -4,15 +4,16 @@ not spend a tenth of its CPU looking for cycles that its objects do not form.
 A pass decodes every list page into short-lived dicts and lists (a 10x steady pass: 354 pages, about 175,000
 objects) while it holds the views of the workloads it walks. At the default threshold (a collection each
 time 700 more containers exist than were freed) a page's decoding alone crosses it many times over, so that
-pass ran about 750 young, 68 middle and 6 full collections, 0.15-0.22 s of its 1.8-2.0 s of CPU; the full
+pass runs about 750 young, 68 middle and 6 full collections, 0.15-0.22 s of its 1.8-2.0 s of CPU; the full
 ones walk every view the pass holds. Nearly all of that memory is freed by reference counting the moment a
 page or view is dropped: the collector only ever finds what forms a cycle (an exception and its traceback,
 a few objects of the HTTP stack).
 
 So once the command's modules are imported, what they built is frozen (never scanned again: it lives as long
 as the process) and a young collection waits for `YOUNG` more containers, the same as 18 young and at most
-one middle collection in that pass, 0.01-0.02 s (docs/performance.md, "After the run of record"). A cycle is
-still collected, a few thousand allocations later than it would have been; peak RSS is unchanged.
+one middle collection in that pass, 0.01-0.02 s (docs/engineering/performance-history.md, "Since the previous
+run of record"). A cycle is still collected, a few thousand allocations later than it would have been; peak
+RSS is unchanged.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 A pass that walks its lists page by page waits for each page while the server builds it; a page requested as
 soon as the page before it named its `continue` token travels while that page is worked on
-(docs/performance.md, "Pages sent ahead"). Only the request runs on a read-ahead thread (TLS, gzip, retries):
-the page is decoded by the caller when it reaches it, so the threads never both run the JSON decoder.
+(docs/engineering/performance-history.md, "Pages sent ahead"). Only the request runs on a read-ahead thread
+(TLS, gzip, retries): the page is decoded by the caller when it reaches it, so the threads never both run the
+JSON decoder.
 
 What the pages sent ahead hold until they are reached is bounded (`AHEAD_BYTES`, counted from each list's
 page before): on thin objects every list walked in step reads ahead, while pages that carry managedFields,

@@ -9,7 +9,7 @@ whole generated client, ~19 MB of memory in every pass, for what is a YAML read.
 with PyYAML (reconcile/kube/kubeconfig.py), exec plugins are run like client-go does
 (reconcile/kube/exec_plugin.py), and the in-cluster service account is read directly. Only the legacy
 `auth-provider` (gcp, oidc) is delegated to the `kubernetes` package, imported lazily in that branch
-(reconcile/kube/auth_provider.py), which is why the package remains a dependency.
+(reconcile/kube/auth_provider.py), which is why the package is a dependency.
 
 The client asks for the Authorization header through `authorization()` on every request, which is where
 refresh happens (token files re-read, expired exec-plugin credentials fetched again), and builds its
@@ -237,7 +237,8 @@ def check_ca(path: str, where: str) -> None:
 
 
 def _load_header(selection: Selection, env: Mapping[str, str]) -> HeaderSource | None:
-    """The user's token source, in the old loader's order: auth-provider, token/tokenFile, exec, basic."""
+    """The user's token source, in the `kubernetes` client's order: auth-provider, token/tokenFile, exec,
+    basic."""
     user, where = selection.user, selection.where
     if user.fields.get("auth-provider"):
         from reconcile.kube.auth_provider import ProviderToken  # imports the kubernetes package

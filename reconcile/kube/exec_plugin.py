@@ -25,7 +25,7 @@ from reconcile.kube.kubeconfig import Entry, get_string, resolve_path, write_pri
 log = logging.getLogger(__name__)
 
 API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
-# A credential this close to its expirationTimestamp is fetched again (the old kubernetes loader's skew).
+# A credential this close to its expirationTimestamp is fetched again (the `kubernetes` client's skew).
 EXPIRY_SKEW = datetime.timedelta(minutes=5)
 # A plugin that has not answered after this long is given up on (a pass has a time budget).
 EXEC_TIMEOUT_SECONDS = 120.0

@@ -4,21 +4,21 @@ Every page costs a request: the server's work to start a list from its `continue
 send it and take its response (TLS, gzip, the HTTP stack, the budget's gate), and, at a rate limit, a token
 of the budget. A metadata-only list of small objects (a ConfigMap's or Secret's metadata is 300-600 bytes of
 JSON, its one managedFields entry included) pays that per 150-300 KB at client-go's 500 objects a page,
-and a whole-cluster steady pass is nearly all such pages (docs/performance.md, "Pages that grow"). So where
-the user left `pageSize` unset, a list that reads ahead (one its caller reads to the end: kube/ahead.py)
-asks for its next page by the bytes of the page before: as many objects as fit both in `PAGE_BYTES` of
-response and in `KEPT_BYTES` of what the pass keeps of them (the page without the managedFields and
-last-applied annotation it drops: kube/pages.py), at least `PAGE_SIZE`, at most `GROWN_PAGE_SIZE`, in whole
-multiples of `PAGE_SIZE`. The multiples make each grown page the union of consecutive pages of a list paged
-at `PAGE_SIZE`, so the list's last page is never a smaller remainder than the fixed-size list's: the API
-server gzips only responses over 128 KiB, and a remainder just under that would travel uncompressed. The
-two bounds are the two costs of a page: its response text is alive while it is decoded, and what it keeps
-is alive while the pass walks it and the next page is read ahead. So a real server's ConfigMaps and
-Secrets (~580 bytes of response each, half of it one managedFields entry) grow to `GROWN_PAGE_SIZE`, while
-objects whose kept metadata is over 512 bytes (the benchmark simulator's workloads, ~600 bytes of
-annotations and labels) stay at `PAGE_SIZE`, and so do objects that carry a pod template's managedFields or
-a last-applied annotation (several KiB each): what a page holds in memory stays bounded by bytes, not by
-objects.
+and a whole-cluster steady pass is nearly all such pages (docs/engineering/performance-history.md, "Pages that
+grow"). So where the user left `pageSize` unset, a list that reads ahead (one its caller reads to the end:
+kube/ahead.py) asks for its next page by the bytes of the page before: as many objects as fit both in
+`PAGE_BYTES` of response and in `KEPT_BYTES` of what the pass keeps of them (the page without the
+managedFields and last-applied annotation it drops: kube/pages.py), at least `PAGE_SIZE`, at most
+`GROWN_PAGE_SIZE`, in whole multiples of `PAGE_SIZE`. The multiples make each grown page the union of
+consecutive pages of a list paged at `PAGE_SIZE`, so the list's last page is never a smaller remainder than
+the fixed-size list's: the API server gzips only responses over 128 KiB, and a remainder just under that would
+travel uncompressed. The two bounds are the two costs of a page: its response text is alive while it is
+decoded, and what it keeps is alive while the pass walks it and the next page is read ahead. So a real
+server's ConfigMaps and Secrets (~580 bytes of response each, half of it one managedFields entry) grow to
+`GROWN_PAGE_SIZE`, while objects whose kept metadata is over 512 bytes (the benchmark simulator's workloads,
+~600 bytes of annotations and labels) stay at `PAGE_SIZE`, and so do objects that carry a pod template's
+managedFields or a last-applied annotation (several KiB each): what a page holds in memory stays bounded by
+bytes, not by objects.
 
 A `pageSize` the user gives is every page's size: a page never asks for more or fewer objects than that.
 The API server serves each `continue` request with its own `limit` (the token holds where the list is,
@@ -36,17 +36,18 @@ GROWN_PAGE_SIZE = 1000
 PAGE_BYTES = 1024 * 1024
 """Response bytes (before gzip) a page of a growing list is sized for, from the page before it: 1,000
 objects of up to 1 KiB each. kube-apiserver's metadata-only ConfigMaps and Secrets, created with a few keys,
-are 555-593 bytes each with their one managedFields entry (measured on the test control plane, 2026-11-28:
-docs/performance.md, "Pages that grow on a real server"), so a bound of 512 KiB kept every page of a real
-server at 500; objects with a last-applied annotation or a pod template's managedFields (several KiB) stay
-there."""
+are 555-593 bytes each with their one managedFields entry (measured on the test control plane:
+docs/engineering/performance-history.md, "Pages that grow on a real server"), so a bound of 512 KiB would
+keep every page of a
+real server at 500; objects with a last-applied annotation or a pod template's managedFields (several KiB)
+stay there."""
 
 KEPT_BYTES = 512 * 1024
 """Bytes of text a page of a growing list keeps once its items are slimmed, from the page before it:
 1,000 objects of up to 512 bytes each. Bounded apart from `PAGE_BYTES` because the kept items are what
-stays alive: a 1 MiB bound alone grew the simulator's workload pages (~600 bytes each, nothing to drop) to
-1,000 objects and the 10x steady pass's peak RSS by 4 MiB (52.7-53.1 against 48.6-49.3 MiB:
-docs/performance.md, "Memory")."""
+stays alive: a 1 MiB bound alone grows the simulator's workload pages (~600 bytes each, nothing to drop) to
+1,000 objects and the 10x steady pass's peak RSS by 4 MiB (52.7-53.1 against 48.6-49.3 MiB in `make bench`:
+docs/engineering/performance-history.md, "Memory")."""
 
 
 class PageLimits:

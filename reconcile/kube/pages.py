@@ -5,18 +5,20 @@ objects, alive together until the last item has been looked at; the pass keeps a
 drops the rest, so only one decoded item needs to exist at a time. `read_page` decodes the page's other
 members (`kind`, `metadata` with the `continue` token) and leaves `items` as `LazyItems`, which decodes each
 object from the response text when the caller reaches it. Measured on the benchmark's 1x cluster: the first
-pass's peak RSS falls as it would with pages of 100 objects, without the extra requests (docs/performance.md,
-"Memory").
+pass's peak RSS falls as it would with pages of 100 objects, without the extra requests
+(docs/engineering/performance-history.md, "Memory: peak RSS against cluster size").
 
 A metadata-only page (`read_metadata_page`) is small once decoded (no pod specs), so it is decoded
 once, as the steady pass's floor does, and its `items` are a plain list: walking the text a second time
-to decode each item again cost as much CPU as the first decoding (docs/performance.md, "Steady-pass CPU").
+to decode each item again costs as much CPU as the first decoding (docs/engineering/performance-history.md,
+"Steady-pass CPU").
 Its items are kept without what no reader of a metadata-only item needs and what dominates one on a real
 cluster: `metadata.managedFields` (most of a workload's metadata: every field of its pod template, per
 manager) and kubectl's last-applied annotation (the whole applied object, a ConfigMap's data included).
 The API server cannot leave them out of a list, so a page carrying either is decoded one item at a time
 and each item loses them as soon as it is decoded; only one whole item is alive at once, the others are
-held slim (500 realistic workloads' metadata: ~2 MB of text with them; docs/performance.md, "Objects as
+held slim (500 realistic workloads' metadata: ~2 MB of text with them;
+docs/engineering/performance-history.md, "Objects as
 real clusters hold them"). A page carrying neither is decoded in one call. A page of full objects is
 never trimmed (a source's managedFields tell when its content changed: model/freshness.py).
 

@@ -45,10 +45,10 @@ bounded read allows."""
 def read_body(response: requests.Response, cap: int | None = None) -> None:
     """Read a streamed response's whole body now, as `requests` does for a request that does not stream,
     but in pieces of `READ_PIECE` rather than 10 KiB: each piece takes the GIL back from the pass's one busy
-    thread, so a page read ahead in small pieces arrives late (docs/performance.md, "Pages sent ahead").
-    Past `cap` bytes (decoded: gzip undone) the answer is dropped unread and `AnswerTooLarge` raised, so no
-    answer outgrows the pass's memory budget, whatever the server sends. The other errors are `requests`'
-    own, as without streaming."""
+    thread, so a page read ahead in small pieces arrives late (docs/engineering/performance-history.md, "Pages
+    sent ahead"). Past `cap` bytes (decoded: gzip undone) the answer is dropped unread and `AnswerTooLarge`
+    raised, so no answer outgrows the pass's memory budget, whatever the server sends. The other errors are
+    `requests`' own, as without streaming."""
     pieces: list[bytes] = []
     size = 0
     for piece in response.iter_content(chunk_size=READ_PIECE):

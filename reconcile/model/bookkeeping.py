@@ -4,7 +4,7 @@ records of the sources last hashed, the key fingerprint, the generation stamp an
 
 Format 2 adds, to the record of a source the workload uses only some keys of, those key names (bounded:
 `bound_key_names`), so a change of that source is decided from the records without reading the workload.
-Format 1 records (no key names) are still read and trusted as before; they gain the names with the
+Format 1 records (no key names) are read and trusted too; they gain the names with the
 workload's next write of its records (docs/hash.md, "Where the hash is stored").
 """
 
@@ -97,7 +97,7 @@ class RolloutRecord:
 class SpecFacts:
     """What a decision needs of the pod spec, as it was right after our last write, recorded with the
     generation stamp. While the stamp holds the spec has not changed, so a trusted workload whose sources
-    changed can be decided and rolled from its records alone, without reading it (issue 19): the patch then
+    changed can be decided and rolled from its records alone, without reading it: the patch then
     tests the generation, so a spec changed meanwhile makes it fail and the workload is read again."""
 
     template_hash: bool

@@ -1,7 +1,7 @@
 """The preset kinds: entries of the kind table for common operators' resources, each with the restart knob
 its operator documents and what shows the restart took effect. Off by default, enabled by name (`kinds`).
 
-Each entry cites where its operator documents the knob; docs/configuration.md ("Preset kinds") says the same
+Each entry cites where its operator documents the knob; docs/sources.md ("Preset kinds") says the same
 for users, and tests/test_presets.py pins each entry's patch and verdicts.
 """
 

@@ -1,12 +1,12 @@
 """Lists of a source kind whose size is not known: a namespace's first page is the probe, and a
 cluster-wide list stops at its cap.
 
-Where a pass does not know how many objects a collection holds, the read strategy used to ask first with a
-`limit=1` list, then list or read by name: two requests where one would do for the common namespace that
-holds a few dozen objects, which at 10x the benchmark's cluster was 2,000 of a first install's requests.
-Now the first page asks for at most the objects a list may move for the wanted ones (`list_limit`): a page
-without a continue token was the whole list, and one with a token says, by its `remainingItemCount`,
-whether the rest is still worth listing (`keep_listing`). Stopped early, the list has wasted no more than
+Where a pass does not know how many objects a collection holds, the first page asks for at most the
+objects a list may move for the wanted ones (`list_limit`), with no `limit=1` probe first: a probe would
+make two requests where one does for the common namespace that holds a few dozen objects (at 10x the
+benchmark's cluster, 2,000 of a first install's requests). A page without a continue token was the whole
+list, and one with a token says, by its `remainingItemCount`, whether the rest is still worth listing
+(`keep_listing`). Stopped early, the list has wasted no more than
 a list the bound allows; the wanted objects it did not show are then read by name, so a pass never takes
 an incomplete list for a whole one (`BoundedList.whole`).
 

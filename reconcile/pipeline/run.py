@@ -15,7 +15,7 @@ Every batch's writes are done before the next batch is read, so every pass leave
 rollout checks come after the pending work of every batch (policy/priority.py). One `Budget` is asked
 before every request: what it did not reach is `deferred` with the reason `pass budget`, and a pass that
 may not fit its budget starts where a time-derived rotation says, so no namespace is starved
-(docs/performance.md, "Time budget"). A failed list fails its scope visibly; a failed workload is reported
+(docs/large-clusters.md, "Time budget"). A failed list fails its scope visibly; a failed workload is reported
 and the pass goes on.
 """
 

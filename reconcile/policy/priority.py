@@ -1,6 +1,6 @@
 """In which order a pass spends its budget: what changes the cluster first, bookkeeping last.
 
-The rule (docs/configuration.md, "Time budget"): within a pass's budget, writes that change the cluster
+The rule (docs/large-clusters.md, "Time budget"): within a pass's budget, writes that change the cluster
 (rollouts and adoptions) come before refreshes, and all of a batch's writes before the next batch is read;
 rollout-health checks (reading the status of rollouts we started) and rollout-record updates come after
 the pending work of every batch, oldest rollout first. So a rollout stuck on an image pull never keeps a

@@ -58,7 +58,7 @@ class Bound:
     reader then lists at most `ratio` objects per wanted one: `list_limit`, `keep_listing`)."""
 
 
-# Measured with `make bench` (docs/performance.md, docs/configuration.md "Time budget"):
+# Measured with `make bench` (docs/engineering/performance-history.md; docs/large-clusters.md, "Time budget"):
 # - source metadata: up to 40 names, parallel GETs over kept-alive connections beat a list; a list is worth
 #   it where the namespace (or cluster) holds at most 16 objects per wanted one (a metadata GET moves ~300
 #   bytes plus ~1 KB of request headers, a list item ~40 bytes once the page is gzipped);
@@ -66,14 +66,16 @@ class Bound:
 #   namespace holds at most 16 per wanted one, at any rate: at a rate limit each GET costs the budget 1/qps
 #   s and a wasted object a few KB; at qps 0 a request costs about 4 ms (the list floor's steady pass at
 #   10x: 1.50 s for 354 requests), as much as decoding a few dozen unwanted ConfigMaps. A bound of 8 at
-#   qps 0 left a 10x first install 353 GETs for namespaces whose first page did not show every wanted
-#   source (docs/performance.md, "At 10x, at the shipped defaults"). A list of a namespace whose size is not
-#   known asks for at most that many objects in its first page, which tells the size (no `limit=1` probe
-#   first: at 10x the benchmark's cluster the probes were 2,000 of a first install's requests). A first
-#   install then reads a namespace's sources with one list per kind, not a GET per referenced source
-#   (docs/performance.md, "Time budget and the shipped defaults"). A namespace of 6,400 ConfigMaps cut into
-#   16 batches was once listed in full by every batch at first sight (550 MB); now the first batch's first
-#   page shows it too large, and every batch reads by name;
+#   qps 0 would leave a 10x first install 353 GETs for namespaces whose first page does not show every
+#   wanted source (docs/engineering/performance-history.md, "At 10x, at the shipped defaults"). A list of a
+#   namespace whose size
+#   is not known asks for at most that many objects in its first page, which tells the size, with no
+#   `limit=1` probe first (at 10x the benchmark's cluster such probes would be 2,000 of a first install's
+#   requests). A first install then reads a namespace's sources with one list per kind, not a GET per
+#   referenced source (docs/engineering/performance-history.md, "Time budget and the shipped defaults"). A
+#   namespace of 6,400
+#   ConfigMaps cut into 16 batches is not listed in full by every batch at first sight (that would move
+#   550 MB): the first batch's first page shows it too large, and every batch reads by name;
 # - workloads in full (to decide them, or for the status of rollouts we started): a list of the
 #   namespace's objects of the kind as soon as it saves requests and moves at most 4 objects per wanted
 #   one (a Deployment is a few KB; at the shipped qps 20 a GET costs the budget 50 ms: 120 Deployments of
@@ -88,14 +90,15 @@ BOUNDS = {
 # where the server says (no selector: ConfigMaps); a list with a field selector (Secrets, Helm releases
 # left out) is not told it, and stops once it has shown `ratio` objects per wanted one. Only for at most
 # `blind_more_than` wanted sources, which a list of unknown size would not serve, does a `limit=1` probe
-# learn the size first: for more, a probe was 2 requests of every steady pass over the list floor's.
+# learn the size first: for more, a probe would add 2 requests to every steady pass over the list floor's.
 CLUSTER_SOURCES = Bound(more_than=0, ratio=16)
 # A workload kind most of whose opted-in workloads need their whole object (first sight, a mass re-apply)
 # is listed in full once, paged, instead of per namespace or by name, when more than this many need it.
 # At a rate limit a quarter of them is enough: the GETs and namespace lists it replaces cost the budget
-# 1/qps s each, the list's pages (500 objects each) far fewer. Measured at 10x the benchmark's cluster at
-# the shipped defaults: a first install's third pass read 2,941 unadopted workloads with 396 GETs and about
-# 500 namespace lists, where one list of each kind takes 60 pages (docs/performance.md, "Time budget").
+# 1/qps s each, the list's pages (500 objects each) far fewer. At 10x the benchmark's cluster at the
+# shipped defaults, a first install's third pass has 2,941 unadopted workloads to read: 396 GETs and about
+# 500 namespace lists, or 60 pages of one list of each kind (docs/engineering/performance-history.md, "Time
+# budget").
 KIND_IN_FULL_MIN = 40
 KIND_IN_FULL_SHARE = 2
 KIND_IN_FULL_SHARE_LIMITED = 4
@@ -215,8 +218,8 @@ def choose_kind_whole_midway(
 # with its object and its write, the estimate that decides whether a pass may not fit its budget and must
 # rotate its start. Where content is read per namespace, a namespace costs about as many (a content list of
 # each source kind), however many of its workloads need their spec: at 10x the benchmark's cluster a first
-# install is 10,000 writes and 2,000 namespace lists, where three requests per workload (30,000) made a
-# pass at qps 0 that fits in 82 s rotate, and its lists of whole workloads passed by the namespaces before
+# install is 10,000 writes and 2,000 namespace lists, where three requests per workload (30,000) would make
+# a pass at qps 0 that fits in 82 s rotate, and its lists of whole workloads pass by the namespaces before
 # its start (430 pages where 240 hold them all).
 CONTENT_READS = 2
 # Seconds per request assumed when no rate limit is set (qps 0), for the same estimates.

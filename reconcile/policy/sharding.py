@@ -1,7 +1,8 @@
 """Splitting one pass between the N pods of an Indexed Job (`--shard I/N`) by workload, not by namespace.
 
-Whole namespaces per shard cannot scale out a cluster that keeps most workloads in one namespace (a common
-layout): 30 workloads in one namespace over 3 shards gave shard sizes 0, 30, 0. So the unit is the workload.
+Whole namespaces per shard cannot scale out a cluster that keeps most workloads in one namespace (a
+common layout): 30 workloads in one namespace over 3 shards would give shard sizes 0, 30, 0. So the unit is
+the workload.
 
 Every shard lists the same opted-in workloads (cluster-wide, or every namespace given with `-n`), so each
 computes the same split from what it listed, with no coordination:

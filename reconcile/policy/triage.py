@@ -4,7 +4,7 @@ Pure. From the metadata-only list alone a workload is either settled (ignored, o
 confirmable (its recorded sources can be trusted: only their metadata is needed), or in need of its
 full object. Triage also cuts the scope into batches (a namespace, or a bounded slice of a large one)
 and chooses where a pass starts, so that passes too short for the whole cluster still reach every
-batch within a bounded number of passes (docs/performance.md, "Time budget").
+batch within a bounded number of passes (docs/large-clusters.md, "Time budget").
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def plan_batches(listed: Iterable[Listed], size: int = BATCH_SIZE) -> list[Batch
 def rotation_start(count: int, epoch_seconds: float, slot_seconds: float) -> int:
     """Where a pass that may not reach every batch starts: the slot is the pass's budget, so passes that
     run out of budget fall in distinct slots; slot k starts at frac(k * golden ratio) of the cycle, so
-    any run of passes spreads its starts evenly over the batches (see docs/performance.md)."""
+    any run of passes spreads its starts evenly over the batches (docs/large-clusters.md, "Time budget")."""
     if count <= 1 or slot_seconds <= 0:
         return 0
     slot = int(epoch_seconds // slot_seconds)

@@ -21,7 +21,7 @@ from reconcile.policy.triage import Triage
 ROTATE_ABOVE = 0.5
 """A pass whose reads are estimated to take more than this share of the budget left for reading starts at
 a rotated batch: the estimate is rough (policy/reads.py), so passes that might not reach the end of the
-walk spread their starts, and no namespace is starved (docs/performance.md, "Time budget")."""
+walk spread their starts, and no namespace is starved (docs/large-clusters.md, "Time budget")."""
 
 
 def may_not_fit(requests: int, *, qps: float, seconds_left: float) -> bool:

@@ -6,8 +6,8 @@ Argo CD's labels and annotations), not what the benchmark's thin objects carry (
 two). The benchmark's generator (`Shape(objects="realistic")`, `python -m benchmarks --objects realistic`)
 and `kube-rehash simulate --seed-demo`/`kube-rehash demo` pass every object they seed through `dress`,
 which adds them in the form the real kube-apiserver stores them, measured by `python -m
-benchmarks.realistic_objects` (benchmarks/realistic-objects.json, docs/performance.md "Objects as real
-clusters hold them"). It lives in the simulator's distribution so that both can use it:
+benchmarks.realistic_objects` (benchmarks/realistic-objects.json, docs/engineering/performance-history.md
+"Objects as real clusters hold them"). It lives in the simulator's distribution so that both can use it:
 
 - Who deployed it (drawn per object from its own seeded RNG): Helm 4's server-side apply (manager
   `helm`, half the objects), Argo CD's server-side apply (`argocd-controller`, 30%) or `kubectl apply`

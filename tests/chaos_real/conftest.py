@@ -1,6 +1,6 @@
 """Harness of tests/chaos_real: faults produced for real on a real control plane, not by our simulator.
 
-Why: every fault kube-rehash survived before was injected by rehash_simulator. Here kube-apiserver is
+Why: the faults rehash_simulator injects are our own model of how a server fails. Here kube-apiserver is
 SIGKILLed and restarted, etcd is compacted between two pages, API Priority and Fairness answers 429, a
 ValidatingAdmissionPolicy denies patches, and other writers race the passes. Each case runs on a control
 plane of this suite's own (never the session's `control`: these cases restart, compact and reconfigure

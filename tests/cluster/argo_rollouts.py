@@ -1,8 +1,8 @@
 """The real Argo Rollouts controller on a test control plane: its CRDs installed and `rollouts-controller`
 running under its own service account, for tests/real/test_argo_rollouts.py.
 
-Why: kube-rehash's Rollout support (reconcile/model/kinds.py, model/workload_ref.py) was written from Argo's
-documentation and checked on the simulator, which stores Rollouts but runs no controller. Only the controller
+Why: kube-rehash's Rollout support (reconcile/model/kinds.py, model/workload_ref.py) follows Argo's
+documentation, and the simulator stores Rollouts but runs no controller. Only the controller
 shows which patch really starts new pods and what its status says afterwards. The binary and the CRDs come
 from scripts/build-argo-rollouts.sh (pinned in tools/argo-rollouts/go.mod, CRDs copied from the module's
 manifests/crds/); this module only installs and runs them. The controller gets an identity of its own (a

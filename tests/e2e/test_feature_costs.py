@@ -1,7 +1,7 @@
-"""What the fourth round's features cost a steady pass, from the simulator's request log: workloads that
-use none of them (no namespaceSelector, no label-selected sources) send exactly the requests they sent
-before those workloads existed elsewhere; a workload with a label selector costs its own read and one
-list of its namespace per selector."""
+"""What namespace selectors and label-selected sources cost a steady pass, from the simulator's request
+log: workloads that use none of them (no namespaceSelector, no label-selected sources) send exactly the
+requests they sent before those workloads existed elsewhere; a workload with a label selector costs its own
+read and one list of its namespace per selector."""
 
 from __future__ import annotations
 

@@ -104,7 +104,7 @@ def test_a_changed_source_rolls_its_workload_from_the_records_and_the_next_pass_
     cluster.edit("configmaps", "shop", "app", {"data": {"a": "2"}})
     assert cluster.run().actions() == {WEB: "rollout"}
     # The records and the generation prove the spec unchanged: decided without reading the workload, one
-    # patch that tests the generation and the stored hash (issue 19).
+    # patch that tests the generation and the stored hash.
     assert workload_reads(cluster) == []
     (patch,) = [r for r in cluster.writes() if r.method == "PATCH"]
     assert patch.status == 200

@@ -1,8 +1,8 @@
 """A large namespace is cut into several batches; reading its sources must not cost once per batch.
 
-Seen at the benchmark's size (80% of a cluster in one namespace): every batch of 50 workloads listed the
-namespace's ConfigMaps and Secrets again, with content at first sight (741 MB for one first pass). Now a
-batch reads content by name unless the namespace holds few objects per wanted one, and a namespace's
+At the benchmark's size (80% of a cluster in one namespace), every batch of 50 workloads listing the
+namespace's ConfigMaps and Secrets again, with content at first sight, would move 741 MB in one first pass.
+So a batch reads content by name unless the namespace holds few objects per wanted one, and a namespace's
 metadata list serves all of its batches in the pass. A namespace's size is not probed first: the first page
 of its list asks for at most the bound's objects and tells the size (pipeline/bounded_list.py). Counted in
 the simulator's request log.

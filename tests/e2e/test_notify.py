@@ -1,7 +1,7 @@
-"""Notify mode end to end (issue 23, part 2 of its build list): a change of a workload annotated
-`kube-rehash.io/on-change: notify` (or of any workload under `onChange: notify`) records the new hash on
-its metadata, emits one ConfigChanged Event naming the changed sources, and never restarts anything:
-the pod template is left as it is, and on the real server no new ReplicaSet appears."""
+"""Notify mode end to end: a change of a workload annotated `kube-rehash.io/on-change: notify` (or of
+any workload under `onChange: notify`) records the new hash on its metadata, emits one ConfigChanged Event
+naming the changed sources, and never restarts anything: the pod template is left as it is, and on the real
+server no new ReplicaSet appears."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
 """A mass change under a tight budget makes progress in every pass, at the shipped request rate.
 
-Issue 19's cases, run as a user would (the installed CLI, no config file: the shipped qps 20), with
-`--timeout` far too short for the whole change: 120 Deployments of one namespace share one Secret, which is
-rotated. Checked per pass: it rolls at least one Deployment until all are rolled, whatever state the
-earlier rollouts are in (on the real server the deployment controller rolls them and writes their status;
-on the simulator nothing ever finishes a rollout, as with a stuck image pull). Across passes: each
-Deployment rolls exactly once (on the real server, exactly one new ReplicaSet each), and no guarded patch
-of ours fails (no 409/422): the guards test only what someone else could have changed.
+Run as a user would (the installed CLI, no config file: the shipped qps 20), with `--timeout` far too short
+for the whole change: 120 Deployments of one namespace share one Secret, which is rotated. Checked per pass:
+it rolls at least one Deployment until all are rolled, whatever state the earlier rollouts are in (on the real
+server the deployment controller rolls them and writes their status; on the simulator nothing ever finishes a
+rollout, as with a stuck image pull). Across passes: each Deployment rolls exactly once (on the real server,
+exactly one new ReplicaSet each), and no guarded patch of ours fails (no 409/422): the guards test only what
+someone else could have changed.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Its records keep the key names it uses (format 2 of the `sources` bookkeeping), so when the source changes
 the pass decides from the records and reads only the source's content: a change of a key it does not use
 records the new version without a rollout, a change of a key it uses rolls it once, with one patch that
-tests the generation (issue 33). Beyond the cap on recorded names the workload is read, as before, and `-v`
-says so. Seen in the server's request log.
+tests the generation. Beyond the cap on recorded names the workload is read, and `-v` says so. Seen in the
+server's request log.
 """
 
 from __future__ import annotations
@@ -60,6 +60,6 @@ def test_beyond_the_cap_a_change_reads_the_workload_and_says_so_at_v(cluster: Ba
     cluster.edit("configmaps", "shop", "app", {"data": {"k00": "2"}})
     result = cluster.run("-v")
     assert result.actions() == {WEB: "rollout"}
-    assert workload_reads(cluster) == 1  # as before key names were recorded
+    assert workload_reads(cluster) == 1  # read: its records keep no key names of the source
     assert "keep no key names of a source used in part (e.g. configmap/app" in result.stderr
     assert "k00" not in result.stderr  # the source is named, never a key

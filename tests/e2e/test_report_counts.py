@@ -1,4 +1,4 @@
-"""The report's summary agrees with its rows by construction, scope failures included (issue 13, item 1).
+"""The report's summary agrees with its rows by construction, scope failures included.
 
 A scope that cannot be read is one `failed` row named `*`; `summary.workloads` is the number of rows and
 each action's count is the number of rows with that action, so the arithmetic always adds up.

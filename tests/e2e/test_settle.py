@@ -57,7 +57,7 @@ def test_without_a_window_a_change_rolls_at_once_and_the_annotation_overrides_th
     cluster.edit("secrets", "shop", "db", {"stringData": {"password": "two"}})
     assert cluster.run(env=WITH_SETTLE).actions() == {"Deployment/shop/web": "rollout"}
     cluster.edit("secrets", "shop", "db", {"stringData": {"password": "three"}})
-    assert cluster.run().actions() == {"Deployment/shop/web": "rollout"}  # settle unset: as before
+    assert cluster.run().actions() == {"Deployment/shop/web": "rollout"}  # settle unset: rolls at once
 
 
 def test_plan_and_explain_show_the_settle_deferral(cluster: Backend) -> None:

@@ -54,7 +54,7 @@ def test_version_runs_on_a_read_only_root_without_capabilities_or_network(image:
 
 
 MAX_SIZE = 100 * 1000 * 1000
-"""The uncompressed size the image must stay under (issue #37), as podman counts it."""
+"""The uncompressed size the image must stay under, as podman counts it."""
 
 
 def _exported_root(image: str) -> tarfile.TarFile:

@@ -1,7 +1,7 @@
-"""Stand-in controllers for operators whose real controllers cannot run here (docs/configuration.md,
-"Preset kinds", says why per operator): a thread each, reconciling one custom resource on the real control
-plane the way its operator documents, with pods on kwok nodes, so that a restart shows as the pods'
-creation times.
+"""Stand-in controllers for operators whose real controllers cannot run here (docs/testing.md, "Operators'
+resources: stand-in controllers", says why per operator): a thread each, reconciling one custom resource on
+the real control plane the way its operator documents, with pods on kwok nodes, so that a restart shows as the
+pods' creation times.
 
 - `CloneSetStandIn`: OpenKruise's CloneSet (openkruise.io/docs/user-manuals/cloneset). It keeps
   `spec.replicas` pods from `spec.template`, each controlled by the CloneSet; a pod deleted (or evicted) is

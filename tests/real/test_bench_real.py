@@ -77,7 +77,7 @@ def test_the_change_pass_patches_exactly_the_workloads_whose_sources_changed(
 def test_the_passes_after_a_change_converge_on_the_real_server_and_end_at_the_steady_cost(
     measured: dict[str, Any],
 ) -> None:
-    """With the real controllers (issue 19): every rollout completes and is recorded, no guarded patch of ours
+    """With the real controllers: every rollout completes and is recorded, no guarded patch of ours
     is refused, and the first pass after all rollouts completed costs what a steady pass costs."""
     steady = measured["steady"]["kube-rehash"]
     for after in (measured["after_change"], measured["defaults_after_change"]):

@@ -13,7 +13,8 @@ until the pods say so.
 
 Why real: the Deployment controller (paused), the Eviction API, the pods' creation times and the audit log
 are the real server's; the operators are stand-ins (tests/real/standins.py) that behave as their
-documentation says, since their controllers cannot be built here (docs/configuration.md, "Preset kinds").
+documentation says, since their controllers cannot be built here (docs/testing.md, "Operators' resources:
+stand-in controllers").
 """
 
 from __future__ import annotations

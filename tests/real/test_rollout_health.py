@@ -1,4 +1,4 @@
-"""Rollout health (issue 14) on the real control plane: a config change whose new pods never become Ready is
+"""Rollout health on the real control plane: a config change whose new pods never become Ready is
 reported `stalled`, and a fixing change rolls once more and is reported `complete`.
 
 Why: health.py reads the controllers' status fields and conditions; only the real Deployment, StatefulSet

@@ -61,7 +61,7 @@ def reset_swallowed() -> None:
 
 
 def lost_answer_unfixed() -> None:
-    """The defect fixed with this suite: after a lost answer, the re-read is never taken as our write."""
+    """The defect this suite guards against: after a lost answer, the re-read is never taken as our write."""
     from reconcile.pipeline import writes
 
     assert callable(writes.shows_write)

@@ -1,6 +1,6 @@
 """A change notified while the template keeps an older rollout's hash rolls once when the workload leaves
-notify mode, decided alike from its records and from a full read (found by a random history: the records
-said `in-sync` while the decision table, reading the template, said `rollout`)."""
+notify mode, decided alike from its records and from a full read (the records must not say `in-sync`
+where the decision table, reading the template, says `rollout`)."""
 
 from __future__ import annotations
 
