@@ -1,7 +1,7 @@
 """Where a kube-rehash pass's memory goes: tracemalloc over the steady and change passes, and import costs.
 
-`python -m benchmarks.profile_memory --scales 1,4 --out /tmp/profile.json` (what docs/engineering/memory-profile-details.md's
-figures come from):
+`python -m benchmarks.profile_memory --scales 1,4 --out /tmp/profile.json` (what
+docs/engineering/memory-profile-details.md's figures come from):
 
 1. Baselines, each a child process whose peak RSS is its `VmHWM` (benchmarks/harness.py polls it):
    the bare interpreter, `kube-rehash --version`, `import requests`, `import kubernetes` (the package that

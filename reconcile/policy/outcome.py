@@ -12,7 +12,6 @@ from reconcile.model.workload import Listed
 from reconcile.policy.decision import Action, Decision, Deferral, Unreadable
 from reconcile.values import value
 
-
 SOURCE_KINDS = {"configmap": "ConfigMap", "secret": "Secret"}
 """The kind a source's own row names, as its API does."""
 

@@ -7,7 +7,9 @@ from tests.e2e.conftest import Cluster, configmap, deployment, env_from
 from tests.reliability.test_scopes_and_signals import limited_kubeconfig, rbac
 
 
-def test_a_forbidden_secret_fails_its_own_row_and_skips_only_the_workloads_that_need_it(cluster: Cluster) -> None:
+def test_a_forbidden_secret_fails_its_own_row_and_skips_only_the_workloads_that_need_it(
+    cluster: Cluster,
+) -> None:
     cluster.add(
         configmap("app", {"x": "1"}),
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db", "namespace": "shop"}, "data": {}},
