@@ -370,6 +370,48 @@ def test_429_is_retried_after_retry_after(
     assert snapshot["requests"] == {"get": {"200": 1, "429": 1}}
 
 
+CORRUPT = "StorageError: corrupt object, Code: 7, Key: /registry/secrets/vault/db, ResourceVersion: 0"
+
+
+def test_a_list_that_fails_on_a_corrupt_stored_object_is_not_asked_again(
+    client: KubeClient, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    path = "/api/v1/secrets"
+    failure = status(
+        500, "StorageReadError", f"failed to read one or more secrets from the storage: {CORRUPT}"
+    )
+    mock.add(responses.GET, SERVER + path, json=failure, status=500)
+    with pytest.raises(ServerError, match="500 StorageReadError"):
+        list(client.list_items(path, metadata_only=True))
+    assert len(mock.calls) == 1 and clock.sleeps == []
+
+
+def test_a_read_of_a_corrupt_object_by_name_is_not_asked_again(
+    client: KubeClient, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    path = "/api/v1/namespaces/vault/secrets/db"
+    mock.add(
+        responses.GET,
+        SERVER + path,
+        json=status(500, "InternalError", f"Internal error occurred: {CORRUPT}"),
+        status=500,
+    )
+    with pytest.raises(ServerError, match="corrupt object"):
+        client.get(path)
+    assert len(mock.calls) == 1 and clock.sleeps == []
+
+
+def test_a_watch_cache_that_is_loading_is_waited_for_once_then_its_429_is_the_answer(
+    client: KubeClient, mock: responses.RequestsMock, clock: FakeClock
+) -> None:
+    path = "/api/v1/secrets"
+    loading = status(429, "TooManyRequests", "storage is (re)initializing: failed to list <unspecified>")
+    mock.add(responses.GET, SERVER + path, json=loading, status=429, headers={"Retry-After": "3"})
+    with pytest.raises(ApiError, match="429 TooManyRequests: storage is"):
+        list(client.list_items(path, metadata_only=True))
+    assert len(mock.calls) == 2 and clock.sleeps == [3.0]
+
+
 def test_503_then_success_backs_off_with_jitter(
     client: KubeClient, mock: responses.RequestsMock, clock: FakeClock
 ) -> None:

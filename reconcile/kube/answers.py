@@ -106,6 +106,25 @@ def error_from(response: requests.Response, method: str, path: str) -> ApiError:
     return api_error_for(response.status_code, reason, message, method=method, path=path)
 
 
+STORAGE_CORRUPT = ("StorageReadError", "StorageError: corrupt object")
+"""What kube-apiserver answers about an object it stores but cannot read back (one it cannot decrypt, or
+decode): a list whose range holds it fails with reason `StorageReadError`, a read of it by name with an
+InternalError naming a corrupt object. The same request fails the same way until someone fixes the object."""
+
+STORAGE_INITIALIZING = "storage is (re)initializing"
+"""A 429 of kube-apiserver's watch cache that is loading: seconds after a restart, but for as long as it
+lasts where it cannot load (a Secret it cannot decrypt keeps the Secrets' cache from ever loading)."""
+
+
+def retries_allowed(error: ApiError, retried: int) -> bool:
+    """Whether an error answer is worth asking again after `retried` retries: never one that retrying
+    cannot change (a corrupt stored object), and a loading watch cache once, so that a cache that cannot
+    load costs one wait and the caller's narrower reads (a namespace's list, reads by name) go on."""
+    if error.reason == STORAGE_CORRUPT[0] or STORAGE_CORRUPT[1] in error.message:
+        return False
+    return not (error.code == 429 and error.message.startswith(STORAGE_INITIALIZING) and retried >= 1)
+
+
 def retry_after(response: requests.Response) -> float | None:
     value = response.headers.get("Retry-After", "").strip()
     try:

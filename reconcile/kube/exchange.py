@@ -36,7 +36,7 @@ from reconcile.errors import (
     Unauthorized,
     UnreachableError,
 )
-from reconcile.kube.answers import error_from, retry_after
+from reconcile.kube.answers import error_from, retries_allowed, retry_after
 from reconcile.kube.auth import Credentials
 from reconcile.kube.request import Request
 from reconcile.kube.transport import (
@@ -241,7 +241,7 @@ class Exchange:
                 raise error from reload_error
             self.stats.record_retry("unauthorized")
             return False
-        if code in request.retried:
+        if code in request.retried and retries_allowed(error, state.retries):
             waited = retry_after(response) if code == 429 else None
             delay = self._backoff(state.retries) if waited is None else waited
             if self._may_retry(state.retries, delay, state.deadline):

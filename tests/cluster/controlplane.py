@@ -420,9 +420,10 @@ class ControlPlane:
         _LIVE.discard(component.proc)
         self.components.remove(component)
 
-    def start_apiserver(self, timeout: float = 60.0) -> None:
+    def start_apiserver(self, timeout: float = 60.0, *, probe: str = "/readyz") -> None:
         """Start kube-apiserver again with the same flags (same port, certificates, tokens, etcd and audit
-        log) and wait for /readyz; the clients that were connected reconnect on their own."""
+        log) and wait for `probe` (/livez for a server that cannot become ready, e.g. a watch cache that
+        cannot load); the clients that were connected reconnect on their own."""
         if any(c.name == "kube-apiserver" for c in self.components):
             raise ControlPlaneError("kube-apiserver is still running: kill_apiserver() first")
         # Before etcd's successors in the list, so that stop order stays kwok ... etcd.
@@ -432,8 +433,8 @@ class ControlPlane:
         self.components.insert(etcd_at + 1, component)
         context = self._context()
         wait_for(
-            "kube-apiserver /readyz after a restart",
-            lambda: _get_ok(f"{self.server}/readyz", context, self.tokens["admin"]),
+            f"kube-apiserver {probe} after a restart",
+            lambda: _get_ok(f"{self.server}{probe}", context, self.tokens["admin"]),
             timeout,
             [component],
         )
