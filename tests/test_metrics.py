@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from reconcile.errors import RehashError
 from reconcile.output.metrics import MetricsPushError, push_metrics
-from reconcile.policy.decision import Deferral
+from reconcile.policy.decision import Deferral, Skip
 from tests.prerequisites import skip_or_fail
 
 PUSHGATEWAY = os.environ.get("KUBE_REHASH_TEST_PUSHGATEWAY", "/usr/bin/prometheus-pushgateway")
@@ -91,6 +91,7 @@ def _push(
         duration_seconds=1.5,
         success=success,
         deferred={Deferral.BUDGET: 1, Deferral.MAX_ROLLOUTS: 1},
+        skipped={Skip.MALFORMED: 2, Skip.IGNORED: 1},
         notifications_undelivered=undelivered,
     )
 
@@ -120,6 +121,10 @@ def test_a_successful_pass_pushes_every_metric_with_its_value(gateway: str) -> N
         (("reason", "disruption budget"),): 0,
         (("reason", "stopped"),): 0,
     }
+    skipped = {
+        dict(labels)["reason"]: v for (name, labels), v in samples.items() if name == "kube_rehash_skipped"
+    }
+    assert skipped == {why.value: {Skip.MALFORMED: 2, Skip.IGNORED: 1}.get(why, 0) for why in Skip}
     assert samples[("kube_rehash_notifications_undelivered", ())] == 0
     assert before <= samples[("kube_rehash_last_success_timestamp_seconds", ())] <= time.time()
 

@@ -6,6 +6,7 @@ import io
 import json
 
 from reconcile.output.report import TEXT_ROWS_IN_FULL, Report
+from reconcile.policy.decision import Skip
 from reconcile.policy.outcome import Outcome
 
 
@@ -70,3 +71,15 @@ def test_the_summary_line_counts_workloads_and_scopes_apart_with_plurals() -> No
 def test_the_json_summary_still_counts_scope_rows_under_their_action() -> None:
     report = Report.of(rows=[*rows(2), Outcome.scope_failure("StatefulSet", "*", "list failed")])
     assert report.summary()["workloads"] == 3 and report.summary()["failed"] == 1
+
+
+def test_skipped_rows_are_counted_by_reason_and_keep_it_when_packed() -> None:
+    rows = [
+        Outcome("Deployment", "shop", f"w{i:03d}", "skipped", "malformed annotation: x", skip=Skip.MALFORMED)
+        for i in range(300)  # more than a packed block
+    ]
+    rows.append(Outcome("Deployment", "shop", "z", "skipped", "ignored: …", skip=Skip.IGNORED))
+    report = Report.of(rows)
+    counts = report.skipped_by_reason()
+    assert counts[Skip.MALFORMED] == 300 and counts[Skip.IGNORED] == 1 and counts[Skip.MISSING_SOURCE] == 0
+    assert {row.skip for row in report.rows} == {Skip.MALFORMED, Skip.IGNORED}

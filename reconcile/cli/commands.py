@@ -288,6 +288,7 @@ def push(settings: Settings, report: Report) -> None:
         "duration_seconds": report.duration,
         "success": not report.failed and not report.interrupted,
         "deferred": report.deferred_by_reason(),
+        "skipped": report.skipped_by_reason(),
         "notifications_undelivered": count_undelivered(report),
         "rolled": rolled_workloads(report) if output.metrics_per_workload else None,
     }

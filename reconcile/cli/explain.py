@@ -31,7 +31,7 @@ from reconcile.pipeline.planner import open_stage, plan_batch, plan_workload, re
 from reconcile.pipeline.pod_reads import selected_pods
 from reconcile.pipeline.read import ReadStage
 from reconcile.policy.classify import references_of
-from reconcile.policy.decision import Action, Decision
+from reconcile.policy.decision import Action, Decision, Skip, skip
 from reconcile.policy.rules import Rules
 from reconcile.policy.table import window_problem, windows_of
 from reconcile.policy.triage import plan_batches
@@ -185,9 +185,7 @@ def explain_workload(
         stage = open_stage(settings, client, executor, rules)
         target = read_workload(stage, kind, namespace, name)
         if not target.discovery.wants_row:
-            return Explanation(
-                target, (), Decision(Action.SKIPPED, "not opted in: no kube-rehash annotation")
-            )
+            return Explanation(target, (), skip("not opted in: no kube-rehash annotation", Skip.IGNORED))
         planned, known = plan_workload(stage, target, rules)
         decision, sources = planned.decision, known.sources
         decision = hold_for_waves(settings, stage, rules, target, decision)

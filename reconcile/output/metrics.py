@@ -10,6 +10,9 @@ so a dashboard always shows the latest pass:
 - `kube_rehash_deferred{reason}` — workloads left for later passes, by why: `pass budget` (the time
   budget ran out), `max-rollouts`, `min-interval`, `window` (outside a restart window), `stopped`
   (SIGTERM). A `pass budget` backlog that never drains is the alert (README, Operate: time budget);
+- `kube_rehash_skipped{reason}` — workloads the last pass left alone, by why: bad input their owners can
+  fix (`malformed annotation`, `missing source`, `unreadable source`, `no pod template`, `cannot evict`: the
+  alert) or by design (`ignored`, `owned`, `suspended`, `hash key`, `not mounted`, `gone`);
 - `kube_rehash_rollouts_stalled` — rollouts kube-rehash started that the last pass found stalled (the
   report's `summary.stalled`); alert on `kube_rehash_rollouts_stalled > 0` (README, Operate);
 - `kube_rehash_restarts_not_effective` — restarts kube-rehash started that the last pass found not effective
@@ -46,7 +49,7 @@ from prometheus_client import CollectorRegistry, Gauge, push_to_gateway, pushadd
 from prometheus_client.exposition import basic_auth_handler, default_handler
 
 from reconcile.errors import RehashError
-from reconcile.policy.decision import Deferral
+from reconcile.policy.decision import Deferral, Skip
 
 _TOTAL_KEY = "workloads"  # the report summary's total, not an action
 _STALLED_KEY = "stalled"  # the report summary's count of stalled rollouts, not an action
@@ -77,6 +80,7 @@ def build_registry(
     duration_seconds: float,
     success: bool,
     deferred: Mapping[Deferral, int],
+    skipped: Mapping[Skip, int] | None = None,
     notifications_undelivered: int = 0,
     rolled: Iterable[tuple[str, str, str]] | None = None,
     now: float | None = None,
@@ -124,6 +128,14 @@ def build_registry(
     )
     for reason in Deferral:  # every reason, 0 when none, so an alert's series never vanishes
         by_reason.labels(reason=reason.value).set(deferred.get(reason, 0))
+    skips = Gauge(
+        "kube_rehash_skipped",
+        "Workloads the last pass skipped (left alone, nothing written), by reason.",
+        ["reason"],
+        registry=registry,
+    )
+    for why in Skip:  # every reason, 0 when none, so an alert's series never vanishes
+        skips.labels(reason=why.value).set((skipped or {}).get(why, 0))
     Gauge(
         "kube_rehash_notifications_undelivered",
         "Notifications the notify webhook did not take in the last pass (sent again by the next pass).",
@@ -158,6 +170,7 @@ def push_metrics(
     duration_seconds: float,
     success: bool,
     deferred: Mapping[Deferral, int],
+    skipped: Mapping[Skip, int] | None = None,
     notifications_undelivered: int = 0,
     rolled: Iterable[tuple[str, str, str]] | None = None,
     timeout: float = 5.0,
@@ -183,6 +196,7 @@ def push_metrics(
         duration_seconds=duration_seconds,
         success=success,
         deferred=deferred,
+        skipped=skipped,
         notifications_undelivered=notifications_undelivered,
         rolled=rolled,
     )

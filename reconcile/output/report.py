@@ -19,7 +19,7 @@ from json.encoder import encode_basestring_ascii as quote_json  # json.dumps's o
 from typing import Any, TextIO
 
 from reconcile.model.bookkeeping import NOT_EFFECTIVE, STALLED
-from reconcile.policy.decision import Action, Deferral
+from reconcile.policy.decision import Action, Deferral, Skip
 from reconcile.policy.outcome import Outcome
 from reconcile.policy.outcomes import OutcomeClass, Outcomes
 from reconcile.policy.result import PassResult
@@ -88,6 +88,14 @@ class Report:
         for row_class, count in self.rows.classes.items():
             if row_class.deferral is not None:
                 counts[row_class.deferral] += count
+        return counts
+
+    def skipped_by_reason(self) -> dict[Skip, int]:
+        """Skipped rows counted by why, every reason present (0 when none)."""
+        counts = dict.fromkeys(Skip, 0)
+        for row_class, count in self.rows.classes.items():
+            if row_class.skip is not None:
+                counts[row_class.skip] += count
         return counts
 
     def _count(self, which: Callable[[OutcomeClass], bool]) -> int:

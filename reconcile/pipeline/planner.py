@@ -26,7 +26,7 @@ from reconcile.pipeline.fetch import SourceReader
 from reconcile.pipeline.read import ReadStage
 from reconcile.pipeline.views import FullViews
 from reconcile.policy.answer import GONE, Answer, answer
-from reconcile.policy.decision import Action, Decision, defer_for_budget
+from reconcile.policy.decision import Action, Decision, Skip, defer_for_budget, skip
 from reconcile.policy.known import Known
 from reconcile.policy.planned import Planned
 from reconcile.policy.rules import Rules
@@ -125,7 +125,7 @@ def plan_workload(
         planned, known = plan_rounds(stage, Batch(listed.namespace, (listed,)), triage, rules)
     finally:
         stage.prefetched.pop(listed.uid, None)
-    gone = Planned(listed, Decision(Action.SKIPPED, "no longer exists"))
+    gone = Planned(listed, skip("no longer exists", Skip.GONE))
     return (planned[0] if planned else gone), known
 
 
@@ -133,7 +133,7 @@ def redecide(stage: ReadStage, target: Target, rules: Rules) -> tuple[Target, De
     """After a failed precondition: read the workload again and decide from scratch."""
     fresh = read_workload(stage, target.kind, target.namespace, target.name)
     if not fresh.discovery.wants_row:
-        return fresh, Decision(Action.SKIPPED, "no longer opted in")
+        return fresh, skip("no longer opted in", Skip.GONE)
     planned, _known = plan_workload(stage, fresh, rules, spec_read=True)
     return planned.full or fresh, planned.decision
 

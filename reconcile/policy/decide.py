@@ -26,9 +26,11 @@ from reconcile.policy.decision import (
     Action,
     Decision,
     Deferral,
+    Skip,
     Unreadable,
     defer_for_budget,
     observed_from,
+    skip,
     skip_for_unreadable,
 )
 from reconcile.policy.rules import Rules
@@ -100,7 +102,7 @@ def decide_target(
     classified = classify(target, sources, rules)
     if classified.malformed:
         problems = "; ".join(classified.malformed)
-        return Decision(Action.SKIPPED, f"malformed annotation: {problems}; nothing written")
+        return skip(f"malformed annotation: {problems}; nothing written", Skip.MALFORMED)
     hashed = hashed_records(classified, sources)
     if isinstance(hashed, Decision):
         return hashed
@@ -110,7 +112,7 @@ def decide_target(
             target.kind.kind, target.name, target.discovery.provider_classes, sources.mounts, rules.hash_key
         )
         if isinstance(mounted, str):
-            return Decision(Action.SKIPPED, mounted)
+            return skip(mounted, Skip.NOT_MOUNTED)
         records += mounted
     complete = classified.complete and target.workload_ref is None  # its template is another object's
     bounded = bound_key_names(records)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from enum import StrEnum
+from typing import Any
 
 from reconcile.model.bookkeeping import SourceRecord, sorted_records
 from reconcile.model.hashing import SourceToken, combine, key_fingerprint
@@ -46,6 +47,34 @@ class Deferral(StrEnum):
     WAVE = "wave"
     DISRUPTION_BUDGET = "disruption budget"
     STOPPED = "stopped"
+
+
+class Skip(StrEnum):
+    """Why a workload was `skipped`: the label of `kube_rehash_skipped{reason}`. The first five are bad
+    input its owners can fix (BAD_INPUT); the others are by design."""
+
+    MALFORMED = "malformed annotation"
+    MISSING_SOURCE = "missing source"
+    UNREADABLE_SOURCE = "unreadable source"
+    NO_TEMPLATE = "no pod template"
+    CANNOT_EVICT = "cannot evict"
+    KEY = "hash key"
+    IGNORED = "ignored"
+    OWNED = "owned"
+    SUSPENDED = "suspended"
+    NOT_MOUNTED = "not mounted"
+    GONE = "gone"
+
+
+BAD_INPUT = frozenset(
+    {Skip.MALFORMED, Skip.MISSING_SOURCE, Skip.UNREADABLE_SOURCE, Skip.NO_TEMPLATE, Skip.CANNOT_EVICT}
+)
+"""Skips that stay until someone fixes the workload or its sources (the alert's)."""
+
+
+def skip(reason: str, why: Skip, **fields: Any) -> Decision:
+    """A workload left alone in this pass, saying why; nothing is written."""
+    return Decision(Action.SKIPPED, reason, skip=why, **fields)
 
 
 @value
@@ -110,7 +139,7 @@ def skip_for_unreadable(source: Unreadable) -> Decision:
     """A workload one of whose sources cannot be read: nothing is known of its content, so nothing is
     written; the source's own row fails the pass."""
     reason = f"{source.label} cannot be read ({source.error}); nothing written"
-    return Decision(Action.SKIPPED, reason, configs=(source.label,), unreadable=source)
+    return skip(reason, Skip.UNREADABLE_SOURCE, configs=(source.label,), unreadable=source)
 
 
 @value
@@ -130,6 +159,8 @@ class Decision:
     """Restart by eviction (`policy.evict`): the pods to evict, or none left (record the hash)."""
     unreadable: Unreadable | None = None
     """The source whose read failed (the decision is `skipped`)."""
+    skip: Skip | None = None
+    """Why it is `skipped` (set exactly when the action is SKIPPED)."""
 
 
 def bounded_join(items: Sequence[str], limit: int = 10) -> str:

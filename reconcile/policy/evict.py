@@ -24,7 +24,17 @@ from reconcile.model.times import format_time
 from reconcile.model.verify import CAUSES, Cause
 from reconcile.model.windows import RestartWindows, format_deferral
 from reconcile.model.workload import Target
-from reconcile.policy.decision import Action, Decision, Deferral, bounded_join, defer, defer_for_budget, join
+from reconcile.policy.decision import (
+    Action,
+    Decision,
+    Deferral,
+    Skip,
+    bounded_join,
+    defer,
+    defer_for_budget,
+    join,
+    skip,
+)
 from reconcile.policy.table import windows_of
 
 
@@ -86,10 +96,10 @@ def plan_eviction(
     if not evicts(target, decision):
         return decision
     if not pods_findable(target):
-        return Decision(
-            Action.SKIPPED,
+        return skip(
             f"restart: evict needs a kind whose pods it can find (its controller's templates, or a pod "
             f"selection), not a {target.kind.kind}; nothing written",
+            Skip.CANNOT_EVICT,
             configs=decision.configs,
         )
     if pods is None:

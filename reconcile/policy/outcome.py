@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from reconcile.model.bookkeeping import NOT_EFFECTIVE, STALLED
 from reconcile.model.workload import Listed
-from reconcile.policy.decision import Action, Decision, Deferral, Unreadable
+from reconcile.policy.decision import Action, Decision, Deferral, Skip, Unreadable
 from reconcile.values import value
 
 SOURCE_KINDS = {"configmap": "ConfigMap", "secret": "Secret"}
@@ -30,6 +30,8 @@ class Outcome:
     """complete, progressing, stalled or not-effective: our unfinished rollout's status read in this pass."""
     deferral: Deferral | None = None
     """Why a `deferred` row was left to a later pass (the metric's label; not in the JSON)."""
+    skip: Skip | None = None
+    """Why a `skipped` row was left alone (the metric's label; not in the JSON)."""
 
     @classmethod
     def of(cls, target: Listed, decision: Decision, rollout_status: str | None = None) -> Outcome:
@@ -48,6 +50,7 @@ class Outcome:
             previous=decision.previous,
             rollout_status=rollout_status,
             deferral=decision.deferral,
+            skip=decision.skip,
         )
 
     @classmethod

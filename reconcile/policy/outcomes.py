@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, overload
 
-from reconcile.policy.decision import Deferral
+from reconcile.policy.decision import Deferral, Skip
 from reconcile.policy.outcome import Outcome
 
 BLOCK = 256
@@ -36,11 +36,17 @@ class OutcomeClass(NamedTuple):
     stalled: bool
     scope: bool
     not_effective: bool = False
+    skip: Skip | None = None
 
 
 def class_of(outcome: Outcome) -> OutcomeClass:
     return OutcomeClass(
-        outcome.action, outcome.deferral, outcome.stalled, outcome.is_scope, outcome.not_effective
+        outcome.action,
+        outcome.deferral,
+        outcome.stalled,
+        outcome.is_scope,
+        outcome.not_effective,
+        outcome.skip,
     )
 
 
@@ -62,11 +68,12 @@ def pack_outcome(outcome: Outcome) -> Packed:
         outcome.previous,
         outcome.rollout_status,
         deferral,
+        outcome.skip.value if outcome.skip is not None else None,
     )
 
 
 def unpack_outcome(packed: Sequence[Any]) -> Outcome:
-    kind, namespace, name, action, reason, configs, hash_, previous, status, deferral = packed
+    kind, namespace, name, action, reason, configs, hash_, previous, status, deferral, skip = packed
     return Outcome(
         kind,
         namespace,
@@ -78,6 +85,7 @@ def unpack_outcome(packed: Sequence[Any]) -> Outcome:
         previous,
         status,
         Deferral(deferral) if deferral is not None else None,
+        Skip(skip) if skip is not None else None,
     )
 
 

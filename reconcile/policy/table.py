@@ -27,9 +27,11 @@ from reconcile.policy.decision import (
     Decision,
     Deferral,
     Observed,
+    Skip,
     bounded_join,
     defer,
     join,
+    skip,
     stamp_generation,
 )
 from reconcile.policy.rekey import (
@@ -79,21 +81,19 @@ def settle_listed(target: Listed) -> Decision | None:
     """Decisions the list facts alone settle: opted out, operator-owned, a malformed annotation (every
     pass, whatever was recorded before: bad input fails closed), a malformed restart window."""
     if target.discovery.ignored:
-        return Decision(Action.SKIPPED, "ignored: the workload is annotated to be ignored")
+        return skip("ignored: the workload is annotated to be ignored", Skip.IGNORED)
     # Eviction leaves the template alone; some operators honour the knob on what they own (Strimzi).
     if target.owner is not None and not (target.evicts or target.kind.owner_honours_knob):
-        return Decision(
-            Action.SKIPPED,
+        return skip(
             f"owned by {target.owner}, whose controller would revert the patch; "
             "target that resource instead, or restart its pods by eviction (restart: evict)",
+            Skip.OWNED,
         )
     if target.problems:
-        return Decision(
-            Action.SKIPPED, f"malformed annotation: {'; '.join(target.problems)}; nothing written"
-        )
+        return skip(f"malformed annotation: {'; '.join(target.problems)}; nothing written", Skip.MALFORMED)
     problem = window_problem(target.restart_window)
     if problem is not None:
-        return Decision(Action.SKIPPED, problem)
+        return skip(problem, Skip.MALFORMED)
     return None
 
 
@@ -103,10 +103,10 @@ def decide_early(target: Target) -> Decision | None:
     if settled is not None:
         return settled
     if target.suspended:
-        return Decision(Action.SKIPPED, f"{target.kind.kind} is suspended")
+        return skip(f"{target.kind.kind} is suspended", Skip.SUSPENDED)
     if not target.template_present:
         where = target.kind.template or target.kind.annotations_pointer
-        return Decision(Action.SKIPPED, f"no pod template at {where}: nothing to roll; nothing written")
+        return skip(f"no pod template at {where}: nothing to roll; nothing written", Skip.NO_TEMPLATE)
     return None
 
 
@@ -171,7 +171,7 @@ def _decide(
     configs = tuple(r.label for r in observed.records)
     if observed.missing_required:
         missing = bounded_join(observed.missing_required)
-        return Decision(Action.SKIPPED, f"missing required {missing}; nothing written", configs=configs)
+        return skip(f"missing required {missing}; nothing written", Skip.MISSING_SOURCE, configs=configs)
     current = observed.config_hash
     book = target.bookkeeping
     stored = target.template_hash or book.config_hash
@@ -273,6 +273,7 @@ def decide_key_change(base: Decision, book: Bookkeeping, fingerprints: tuple[str
             base,
             action=Action.SKIPPED,
             reason=unkeyed_reason(old),
+            skip=Skip.KEY,
         )
     observed = base.observed
     if book.records is None or observed is None or changed_identities(book.records, observed.records):
