@@ -47,6 +47,7 @@ from reconcile.model.references import (
     reads_template_annotations,
     with_resource_references,
 )
+from reconcile.model.spelling import unknown_annotations
 from reconcile.model.times import parse_duration
 from reconcile.values import value
 
@@ -312,6 +313,7 @@ def listed_view(
         problems.append(f'{keys.run_on_change}: {shown} is not "true" or "false"')
     wave, restart, malformed = restart_settings(annotations, keys)
     problems.extend(malformed)
+    problems.extend(unknown_annotations(annotations, settings))
     restart = restart or settings.restart
     fallback = annotations.get(keys.on_ineffective)
     if fallback is not None and fallback not in ON_INEFFECTIVE:

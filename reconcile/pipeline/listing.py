@@ -28,6 +28,7 @@ from reconcile.model.references import (
     opt_in_keys,
     reads_template_annotations,
 )
+from reconcile.model.spelling import unknown_annotations
 from reconcile.model.workload import Listed, honoured_annotations, read_listed
 from reconcile.pipeline.namespace_stream import namespace_of
 from reconcile.pipeline.scope import (
@@ -198,15 +199,20 @@ def say_foreign(foreign: Counter[str]) -> None:
 
 
 def opted_in_view(item: dict[str, object], kind: Kind, discovery: DiscoverySettings) -> Listed | None:
-    """The slim view of a listed workload, if it opted in (or tried to, with a malformed annotation)."""
+    """The slim view of a listed workload, if it opted in (or tried to, with a malformed annotation or a
+    key under our prefix that kube-rehash does not read)."""
     keys = opt_in_keys(discovery)
-    if not keys.intersection(annotations_of(item)) and not (  # no opt-in annotation at all
+    annotations = annotations_of(item)
+    misspelt = False
+    if not keys.intersection(annotations) and not (  # no opt-in annotation at all
         reads_template_annotations(discovery)
         and keys.intersection(honoured_annotations(item, kind, discovery, {}))
     ):
-        return None
+        misspelt = bool(unknown_annotations(annotations, discovery))  # meant to opt in, perhaps
+        if not misspelt:
+            return None
     target = read_listed(item, kind, discovery)
-    return target if target.discovery.wants_row else None
+    return target if target.discovery.wants_row or misspelt else None
 
 
 class Workload(Protocol):

@@ -59,3 +59,40 @@ def test_a_malformed_ignore_on_a_source_skips_its_workloads_every_pass(cluster: 
             'malformed annotation: configmap/app: kube-rehash.io/ignore: "yes" is not "true" or "false"; '
             "nothing written"
         )
+
+
+def test_a_misspelt_key_under_our_prefix_is_skipped_with_the_nearest_key_and_bookkeeping_alone_is_not(
+    cluster: Backend,
+) -> None:
+    pod = env_from("configmap", "app")
+    cluster.add(
+        configmap("app", {"a": "1"}),
+        deployment("typo", pod, annotations={"kube-rehash.io/wacth": "true"}),
+        deployment(
+            "knob", pod, annotations={"kube-rehash.io/watch": "true", "kube-rehash.io/min-intervall": "1h"}
+        ),
+        deployment("plain", pod, annotations={"example.com/wacth": "true"}),
+    )
+    first = cluster.run()
+    assert first.code == 0, first.stderr
+    assert first.actions() == {"Deployment/shop/typo": "skipped", "Deployment/shop/knob": "skipped"}
+    assert first.row("Deployment", "typo")["reason"] == (
+        "malformed annotation: kube-rehash.io/wacth: not an annotation kube-rehash reads "
+        "(did you mean kube-rehash.io/watch?); nothing written"
+    )
+    assert (
+        "kube-rehash.io/min-intervall: not an annotation kube-rehash reads (did you mean "
+        "kube-rehash.io/min-interval?)" in first.row("Deployment", "knob")["reason"]
+    )
+    text = cluster.cli("explain", "deployment/typo", "-n", "shop")
+    assert text.code == 0, text.stderr
+    assert "did you mean kube-rehash.io/watch?" in text.stdout and "no kube-rehash annotation" not in text.stdout
+
+    # Fixed, adopted, then opted out: what kube-rehash recorded is no misspelling.
+    cluster.edit("deployments", "shop", "typo", {"metadata": {"annotations": {"kube-rehash.io/wacth": None}}})
+    cluster.edit(
+        "deployments", "shop", "typo", {"metadata": {"annotations": {"kube-rehash.io/watch": "true"}}}
+    )
+    assert cluster.run().row("Deployment", "typo")["action"] == "adopt"
+    cluster.edit("deployments", "shop", "typo", {"metadata": {"annotations": {"kube-rehash.io/watch": None}}})
+    assert "Deployment/shop/typo" not in cluster.run().actions()
