@@ -86,7 +86,8 @@ def test_a_misspelt_key_under_our_prefix_is_skipped_with_the_nearest_key_and_boo
     )
     text = cluster.cli("explain", "deployment/typo", "-n", "shop")
     assert text.code == 0, text.stderr
-    assert "did you mean kube-rehash.io/watch?" in text.stdout and "no kube-rehash annotation" not in text.stdout
+    assert "did you mean kube-rehash.io/watch?" in text.stdout
+    assert "no kube-rehash annotation" not in text.stdout
 
     # Fixed, adopted, then opted out: what kube-rehash recorded is no misspelling.
     cluster.edit("deployments", "shop", "typo", {"metadata": {"annotations": {"kube-rehash.io/wacth": None}}})
