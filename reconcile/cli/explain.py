@@ -184,7 +184,7 @@ def explain_workload(
     with ThreadPoolExecutor(max_workers=settings.limits.concurrency) as executor:
         stage = open_stage(settings, client, executor, rules)
         target = read_workload(stage, kind, namespace, name)
-        if not target.discovery.wants_row and not target.problems:
+        if not target.discovery.wants_row and not target.listed.misspelt:
             return Explanation(target, (), skip("not opted in: no kube-rehash annotation", Skip.IGNORED))
         planned, known = plan_workload(stage, target, rules)
         decision, sources = planned.decision, known.sources

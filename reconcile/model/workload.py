@@ -79,6 +79,9 @@ class Listed:
     problems: tuple[str, ...] = ()
     """Malformed annotations (a min-interval, a wave, a restart strategy …): the workload is `skipped`,
     naming them, every pass, with nothing written."""
+    misspelt: bool = False
+    """A key under our prefix that kube-rehash does not read is among its annotations: it is reported (and
+    skipped) though it carries no opt-in annotation, as it perhaps meant to."""
     wave: int = 0
     """The `wave` annotation: among workloads due for one changed source, lower waves roll first."""
     restart: Restart = Restart.PATCH
@@ -313,7 +316,8 @@ def listed_view(
         problems.append(f'{keys.run_on_change}: {shown} is not "true" or "false"')
     wave, restart, malformed = restart_settings(annotations, keys)
     problems.extend(malformed)
-    problems.extend(unknown_annotations(annotations, settings))
+    unknown = unknown_annotations(annotations, settings)
+    problems.extend(unknown)
     restart = restart or settings.restart
     fallback = annotations.get(keys.on_ineffective)
     if fallback is not None and fallback not in ON_INEFFECTIVE:
@@ -343,6 +347,7 @@ def listed_view(
         run_on_change=run_on_change == "true" or (run_on_change is None and reloader_opted_in(discovery)),
         on_change=OnChange(on_change) if on_change is not None else None,
         problems=tuple(problems),
+        misspelt=bool(unknown),
         wave=wave,
         restart=restart,
         fallback_evict=fallback_evict,

@@ -28,7 +28,7 @@ from reconcile.model.references import (
     opt_in_keys,
     reads_template_annotations,
 )
-from reconcile.model.spelling import unknown_annotations
+from reconcile.model.spelling import misspelt
 from reconcile.model.workload import Listed, honoured_annotations, read_listed
 from reconcile.pipeline.namespace_stream import namespace_of
 from reconcile.pipeline.scope import (
@@ -203,16 +203,17 @@ def opted_in_view(item: dict[str, object], kind: Kind, discovery: DiscoverySetti
     key under our prefix that kube-rehash does not read)."""
     keys = opt_in_keys(discovery)
     annotations = annotations_of(item)
-    misspelt = False
-    if not keys.intersection(annotations) and not (  # no opt-in annotation at all
-        reads_template_annotations(discovery)
-        and keys.intersection(honoured_annotations(item, kind, discovery, {}))
+    if (
+        not keys.intersection(annotations)  # no opt-in annotation at all
+        and not (
+            reads_template_annotations(discovery)
+            and keys.intersection(honoured_annotations(item, kind, discovery, {}))
+        )
+        and not misspelt(annotations, discovery)  # nor one meant to be, perhaps
     ):
-        misspelt = bool(unknown_annotations(annotations, discovery))  # meant to opt in, perhaps
-        if not misspelt:
-            return None
+        return None
     target = read_listed(item, kind, discovery)
-    return target if target.discovery.wants_row or misspelt else None
+    return target if target.discovery.wants_row or target.misspelt else None
 
 
 class Workload(Protocol):
