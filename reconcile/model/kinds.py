@@ -54,6 +54,9 @@ class Resource:
         return f"{self.prefix}/{self.plural}/{name}"
 
 
+SOURCE_KIND_NAMES = {"configmap": "ConfigMap", "secret": "Secret"}
+"""A source's record kind -> the Kind its API names it by."""
+
 NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
 CONFIGMAPS = Resource("", "v1", "configmaps")
 SECRETS = Resource("", "v1", "secrets", list_filter="type!=helm.sh/release.v1", confidential=True)

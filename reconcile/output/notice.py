@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from reconcile.model.kinds import SOURCE_KIND_NAMES
 from reconcile.model.times import format_time
 from reconcile.model.workload import Target
 from reconcile.policy.decision import Decision
@@ -26,7 +27,6 @@ DOCUMENT_VERSION = 1
 """The version of the document's shape (`version`); a change that breaks receivers bumps it."""
 TEXT_LINES = 20
 """Most workloads the `text` lists one per line; the rest are counted."""
-SOURCE_KINDS = {"configmap": "ConfigMap", "secret": "Secret"}
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class PassIdentity:
 
 def source_of(label: str) -> dict[str, str]:
     kind, _, name = label.partition("/")
-    return {"kind": SOURCE_KINDS.get(kind, kind), "name": name}
+    return {"kind": SOURCE_KIND_NAMES.get(kind, kind), "name": name}
 
 
 def build_document(changes: Sequence[Change], identity: PassIdentity, *, sender: str) -> dict[str, Any]:

@@ -8,12 +8,10 @@ report's rows from them, policy/outcomes.py is how a pass holds them.
 from __future__ import annotations
 
 from reconcile.model.bookkeeping import NOT_EFFECTIVE, STALLED
+from reconcile.model.kinds import SOURCE_KIND_NAMES
 from reconcile.model.workload import Listed
 from reconcile.policy.decision import Action, Decision, Deferral, Skip, Unreadable
 from reconcile.values import value
-
-SOURCE_KINDS = {"configmap": "ConfigMap", "secret": "Secret"}
-"""The kind a source's own row names, as its API does."""
 
 
 @value(slots=True)
@@ -63,7 +61,7 @@ class Outcome:
         """A ConfigMap or Secret that could not be read: its own row, once per pass, which fails the pass
         (the workloads using it are `skipped`)."""
         return cls(
-            kind=SOURCE_KINDS[source.kind],
+            kind=SOURCE_KIND_NAMES[source.kind],
             namespace=source.namespace,
             name=source.name,
             action=Action.FAILED.value,
