@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -120,22 +121,20 @@ def build_registry(
     Gauge(
         "kube_rehash_pass_duration_seconds", "Wall time of the last pass in seconds.", registry=registry
     ).set(duration_seconds)
-    by_reason = Gauge(
+    _by_reason(
+        registry,
         "kube_rehash_deferred",
         "Workloads deferred to later passes by the last pass, by reason.",
-        ["reason"],
-        registry=registry,
+        Deferral,
+        deferred,
     )
-    for reason in Deferral:  # every reason, 0 when none, so an alert's series never vanishes
-        by_reason.labels(reason=reason.value).set(deferred.get(reason, 0))
-    skips = Gauge(
+    _by_reason(
+        registry,
         "kube_rehash_skipped",
         "Workloads the last pass skipped (left alone, nothing written), by reason.",
-        ["reason"],
-        registry=registry,
+        Skip,
+        skipped or {},
     )
-    for why in Skip:  # every reason, 0 when none, so an alert's series never vanishes
-        skips.labels(reason=why.value).set((skipped or {}).get(why, 0))
     Gauge(
         "kube_rehash_notifications_undelivered",
         "Notifications the notify webhook did not take in the last pass (sent again by the next pass).",
@@ -157,6 +156,16 @@ def build_registry(
             registry=registry,
         ).set(at)
     return registry
+
+
+def _by_reason(
+    registry: CollectorRegistry, name: str, doc: str, reasons: Iterable[StrEnum], counts: Mapping[Any, int]
+) -> None:
+    """One gauge labelled `reason` with every one of `reasons`, 0 when none, so an alert's series never
+    vanishes."""
+    gauge = Gauge(name, doc, ["reason"], registry=registry)
+    for reason in reasons:
+        gauge.labels(reason=reason.value).set(counts.get(reason, 0))
 
 
 def push_metrics(

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as quote_json  # json.dumps's own C quoting
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from reconcile.model.bookkeeping import NOT_EFFECTIVE, STALLED
 from reconcile.policy.decision import Action, Deferral, Skip
@@ -32,6 +32,8 @@ TEXT_ROWS_IN_FULL = 2000
 counts every row): a table of ten thousand in-sync workloads helps nobody reading a log."""
 QUIET_ACTIONS = frozenset({Action.IN_SYNC.value})
 _ROWS_MARK = "\x00rows\x00"
+
+R = TypeVar("R", Deferral, Skip)
 
 
 @dataclass(frozen=True)
@@ -84,18 +86,19 @@ class Report:
 
     def deferred_by_reason(self) -> dict[Deferral, int]:
         """Deferred rows counted by why, every reason present (0 when none)."""
-        counts = dict.fromkeys(Deferral, 0)
-        for row_class, count in self.rows.classes.items():
-            if row_class.deferral is not None:
-                counts[row_class.deferral] += count
-        return counts
+        return self._count_by(Deferral, lambda c: c.deferral)
 
     def skipped_by_reason(self) -> dict[Skip, int]:
         """Skipped rows counted by why, every reason present (0 when none)."""
-        counts = dict.fromkeys(Skip, 0)
+        return self._count_by(Skip, lambda c: c.skip)
+
+    def _count_by(self, reasons: type[R], reason_of: Callable[[OutcomeClass], R | None]) -> dict[R, int]:
+        """The rows counted by the reason `reason_of` finds in their class, every one of `reasons` present."""
+        counts = dict.fromkeys(reasons, 0)
         for row_class, count in self.rows.classes.items():
-            if row_class.skip is not None:
-                counts[row_class.skip] += count
+            reason = reason_of(row_class)
+            if reason is not None:
+                counts[reason] += count
         return counts
 
     def _count(self, which: Callable[[OutcomeClass], bool]) -> int:
