@@ -25,7 +25,7 @@ from reconcile.cli.commands import count_undelivered, rolled_workloads
 from reconcile.output.metrics import build_registry
 from reconcile.output.report import Report
 from reconcile.pipeline.notifier import WEBHOOK_ROW_KIND
-from reconcile.policy.decision import Deferral
+from reconcile.policy.decision import BAD_INPUT, Deferral
 from reconcile.policy.outcome import Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -268,3 +268,16 @@ def test_the_per_workload_series_name_the_rows_the_pass_rolled() -> None:
     rows = [_row("Deployment", "rollout"), _row("StatefulSet", "in-sync"), _row("DaemonSet", "rollout")]
     expected = [("apps", "Deployment", "web"), ("apps", "DaemonSet", "web")]
     assert rolled_workloads(Report.of(rows=rows)) == expected
+
+
+def test_the_bad_input_alert_names_exactly_the_skip_reasons_its_owners_can_fix() -> None:
+    rules = yaml.safe_load(RULES.read_text())
+    alert = next(
+        r
+        for g in rules["groups"]
+        for r in g["rules"]
+        if r.get("alert") == "KubeRehashWorkloadsSkippedForBadInput"
+    )
+    match = re.search(r'reason=~"([^"]*)"', alert["expr"])
+    assert match is not None, alert["expr"]
+    assert set(match.group(1).split("|")) == {reason.value for reason in BAD_INPUT}

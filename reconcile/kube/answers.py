@@ -106,7 +106,8 @@ def error_from(response: requests.Response, method: str, path: str) -> ApiError:
     return api_error_for(response.status_code, reason, message, method=method, path=path)
 
 
-STORAGE_CORRUPT = ("StorageReadError", "StorageError: corrupt object")
+STORAGE_READ_ERROR = "StorageReadError"
+CORRUPT_OBJECT = "StorageError: corrupt object"
 """What kube-apiserver answers about an object it stores but cannot read back (one it cannot decrypt, or
 decode): a list whose range holds it fails with reason `StorageReadError`, a read of it by name with an
 InternalError naming a corrupt object. The same request fails the same way until someone fixes the object."""
@@ -120,7 +121,7 @@ def retries_allowed(error: ApiError, retried: int) -> bool:
     """Whether an error answer is worth asking again after `retried` retries: never one that retrying
     cannot change (a corrupt stored object), and a loading watch cache once, so that a cache that cannot
     load costs one wait and the caller's narrower reads (a namespace's list, reads by name) go on."""
-    if error.reason == STORAGE_CORRUPT[0] or STORAGE_CORRUPT[1] in error.message:
+    if error.reason == STORAGE_READ_ERROR or CORRUPT_OBJECT in error.message:
         return False
     return not (error.code == 429 and error.message.startswith(STORAGE_INITIALIZING) and retried >= 1)
 
